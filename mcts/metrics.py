@@ -65,7 +65,9 @@ _MONTHS = {
     )
     for name in names
 }
-_ISO_DATE = re.compile(r"^([+-]?\d{4})-(\d{2})(?:-(\d{2}))?(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?$")  # text is casefolded
+_ISO_DATE = re.compile(
+    r"^([+-]?\d{4})-(\d{2})(?:-(\d{2}))?(?:[t ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?$"
+)  # text is casefolded
 _DAY_MONTH_YEAR = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+)\.?,?\s+(\d{3,4})$")
 _MONTH_DAY_YEAR = re.compile(r"^([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{3,4})$")
 _MONTH_YEAR = re.compile(r"^([a-z]+)\.?,?\s+(\d{3,4})$")
