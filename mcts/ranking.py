@@ -1,0 +1,216 @@
+"""IG ranking analysis: does the IG reward order siblings the way their true values do?
+
+Offline and gold-based, not part of inference (DESIGN.md section 2; the paper's CWQ
+figures: top-1 best-branch 75.73 %, best branch in IG top-3 100 %, Kendall tau 0.37).
+
+1. A search tree (classic MCTS in the paper) has terminal nodes whose SPARQL was
+   executed (`node.answer`). Each terminal gets its answer F1 against the gold answers.
+2. "True value" of a node = mean F1 of the terminal nodes in its subtree (itself
+   included). Nodes with no terminal below have no true value and are left out.
+3. For every parent with >= 2 children that have both a ranker score and a true
+   value, compare the ranker's order with the true-value order:
+   - top-1: the ranker's top child is a true-best child (ties in the true value:
+     any of the tied best counts; ties in the ranker's score: the lower node id wins,
+     which is the order children were created in);
+   - top-3: some true-best child is among the ranker's first three (trivially true
+     for parents with <= 3 children, which is why the paper's 100 % is not surprising);
+   - Kendall tau-b between ranker scores and true values (ties handled; undefined,
+     and left out of the mean, when either side is all ties).
+
+Rankers are plain `{node_id: score}` maps: the IG scorer re-scoring each sibling
+group from its cleaned histories, a chain-of-thought rating scorer, the tree's own
+stored rewards, and a seeded random order. This module knows nothing of files,
+CLIs or how the tree was searched; `mcts.ranking_run` drives it over questions.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from mcts.metrics import GoldAnswer, f1_score
+from mcts.protocols import DEFAULT_IG_PROMPT, Scorer
+from mcts.tree import Tree
+
+TOP_K = 3  # paper: "best branch kept in IG top-3"
+# The paper's CWQ figures for the IG ranking (DESIGN.md section 2).
+PAPER_CWQ = {"top1": 0.7573, "top3": 1.0, "tau": 0.37}
+
+
+@dataclass(frozen=True)
+class ParentComparison:
+    ranker: str
+    question_id: str
+    parent_id: int
+    depth: int
+    children: tuple[int, ...]
+    scores: tuple[float, ...]
+    true_values: tuple[float, ...]
+    top1: bool
+    top3: bool
+    tau: float | None  # None when undefined (all ties on one side)
+
+
+@dataclass(frozen=True)
+class RankingSummary:
+    ranker: str
+    parents: int
+    top1: float
+    top3: float
+    mean_tau: float | None  # over parents with a defined tau
+    tau_parents: int
+
+
+def terminal_f1s(tree: Tree, gold: Sequence[GoldAnswer]) -> dict[int, float]:
+    """F1 of every terminal node's executed answer against gold (empty answer -> 0)."""
+    return {node.id: f1_score(node.answer, gold) for node in tree.nodes if node.terminal}
+
+
+def true_values(tree: Tree, terminal_f1: Mapping[int, float]) -> dict[int, float]:
+    """Mean terminal F1 in each node's subtree; nodes with no terminal below are absent."""
+    sums: dict[int, float] = {}
+    counts: dict[int, int] = {}
+    for node_id, f1 in terminal_f1.items():
+        for ancestor in tree.path(node_id):
+            sums[ancestor] = sums.get(ancestor, 0.0) + f1
+            counts[ancestor] = counts.get(ancestor, 0) + 1
+    return {i: sums[i] / counts[i] for i in sums}
+
+
+def kendall_tau_b(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """Kendall's tau-b: (C - D) / sqrt((n0 - n1)(n0 - n2)); None when undefined.
+
+    n0 = number of pairs, n1 = pairs tied in x, n2 = pairs tied in y; a pair tied in
+    both counts in n1 and n2 and is neither concordant nor discordant.
+    """
+    if len(xs) != len(ys):
+        raise ValueError(f"kendall_tau_b needs equal lengths, got {len(xs)} and {len(ys)}")
+    n = len(xs)
+    concordant = discordant = tied_x = tied_y = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx = xs[i] - xs[j]
+            dy = ys[i] - ys[j]
+            if dx == 0:
+                tied_x += 1
+            if dy == 0:
+                tied_y += 1
+            if dx == 0 or dy == 0:
+                continue
+            if (dx > 0) == (dy > 0):
+                concordant += 1
+            else:
+                discordant += 1
+    pairs = n * (n - 1) // 2
+    denominator = math.sqrt((pairs - tied_x) * (pairs - tied_y))
+    if denominator == 0:
+        return None
+    return (concordant - discordant) / denominator
+
+
+def compare_parent(
+    children: Sequence[int], scores: Sequence[float], values: Sequence[float], *, top_k: int = TOP_K
+) -> tuple[bool, bool, float | None]:
+    """(top-1 hit, best-in-top-k hit, tau-b) for one sibling group."""
+    if len(children) < 2:
+        raise ValueError("a comparison needs at least two children")
+    # Highest score first; equal scores keep creation order (lower node id first).
+    order = sorted(range(len(children)), key=lambda i: (-scores[i], children[i]))
+    best = max(values)
+    top1 = values[order[0]] == best
+    topk = any(values[i] == best for i in order[:top_k])
+    return top1, topk, kendall_tau_b(scores, values)
+
+
+def compare_tree(
+    tree: Tree,
+    scores: Mapping[int, float],
+    values: Mapping[int, float],
+    *,
+    ranker: str,
+    question_id: str = "",
+) -> list[ParentComparison]:
+    """Every parent with >= 2 children that have a score and a true value."""
+    out: list[ParentComparison] = []
+    for parent in tree.nodes:
+        kids = [c for c in parent.children if c in scores and c in values]
+        if len(kids) < 2:
+            continue
+        s = [float(scores[c]) for c in kids]
+        v = [float(values[c]) for c in kids]
+        top1, topk, tau = compare_parent(kids, s, v)
+        out.append(
+            ParentComparison(
+                ranker, question_id, parent.id, parent.depth, tuple(kids), tuple(s), tuple(v), top1, topk, tau
+            )
+        )
+    return out
+
+
+def summarise_rankings(comparisons: Sequence[ParentComparison], ranker: str) -> RankingSummary:
+    rows = [c for c in comparisons if c.ranker == ranker]
+    taus = [c.tau for c in rows if c.tau is not None]
+    n = len(rows)
+    return RankingSummary(
+        ranker=ranker,
+        parents=n,
+        top1=sum(c.top1 for c in rows) / n if n else 0.0,
+        top3=sum(c.top3 for c in rows) / n if n else 0.0,
+        mean_tau=sum(taus) / len(taus) if taus else None,
+        tau_parents=len(taus),
+    )
+
+
+def _groups(tree: Tree, eligible: Callable[[int], bool]) -> list[list[int]]:
+    groups = []
+    for parent in tree.nodes:
+        kids = [c for c in parent.children if eligible(c)]
+        if len(kids) >= 2:
+            groups.append(kids)
+    return groups
+
+
+def history_text(tree: Tree, node_id: int, *, cleaned: bool) -> str:
+    """The node's cleaned (what IG reads) or raw history; rebuilt from steps if not stored."""
+    node = tree[node_id]
+    stored = node.cleaned_history if cleaned else node.raw_history
+    if stored:
+        return stored
+    from mcts.cleaning import clean_history, raw_history
+
+    steps = tree.steps(node_id)
+    return clean_history(steps).text if cleaned else raw_history(steps)
+
+
+def scorer_scores(
+    tree: Tree,
+    scorer: Scorer,
+    eligible: Callable[[int], bool],
+    *,
+    alpha: float = 2.0,
+    beta: float = 10.0,
+    prompt: str = DEFAULT_IG_PROMPT,
+    cleaned: bool = True,
+) -> dict[int, float]:
+    """Re-score every sibling group (>= 2 eligible children) with `scorer`, one batch per group.
+
+    The policy and the tools are not re-run: the scorer reads the histories already
+    in the tree.
+    """
+    out: dict[int, float] = {}
+    for kids in _groups(tree, eligible):
+        texts = [history_text(tree, c, cleaned=cleaned) for c in kids]
+        results = scorer.score(tree.question, texts, alpha=alpha, beta=beta, prompt=prompt)
+        out.update({c: r.reward for c, r in zip(kids, results, strict=True)})
+    return out
+
+
+def stored_rewards(tree: Tree, eligible: Callable[[int], bool]) -> dict[int, float]:
+    """The rewards the search itself wrote (classic MCTS: the simulated end-state IG)."""
+    return {n.id: float(n.reward) for n in tree.nodes if n.reward is not None and eligible(n.id)}
+
+
+def random_scores(tree: Tree, eligible: Callable[[int], bool], rng: random.Random) -> dict[int, float]:
+    return {n.id: rng.random() for n in tree.nodes if eligible(n.id)}

@@ -1,0 +1,128 @@
+"""IG ranking analysis: Kendall tau-b, true-value backup and top-1/top-3 on hand-made cases."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kb.actions import Action
+from kb.observation import Observation, Value
+from mcts.metrics import GoldAnswer
+from mcts.protocols import Usage
+from mcts.ranking import (
+    compare_parent,
+    compare_tree,
+    kendall_tau_b,
+    random_scores,
+    scorer_scores,
+    summarise_rankings,
+    terminal_f1s,
+    true_values,
+)
+from mcts.steps import IGScore, Step
+from mcts.tree import Tree
+
+GOLD = [GoldAnswer("Paris", ("m.paris",))]
+
+
+def _step(arg: str) -> Step:
+    return Step(
+        thought=f"think {arg}",
+        action=Action("ExecuteSPARQL", arg),
+        observation=Observation(text=f"obs {arg}"),
+    )
+
+
+def _tree() -> Tree:
+    """root 0 -> 1, 2, 3; 1 -> 4 (F1 1), 5 (F1 0); 2 -> 6 (F1 .5: Paris + Lyon); 3 has no terminal."""
+    t = Tree("What is the capital of France?")
+    for arg in ("a", "bb", "ccc"):
+        t.add_child(0, _step(arg))
+    t.add_child(1, _step("d"), terminal=True, answer=(Value("Paris", "m.paris"),))
+    t.add_child(1, _step("e"), terminal=True, answer=())
+    t.add_child(2, _step("f"), terminal=True, answer=(Value("Paris", "m.paris"), Value("Lyon", "m.lyon")))
+    return t
+
+
+def test_kendall_tau_b_matches_hand_computed_values():
+    assert kendall_tau_b([1, 2, 3], [10, 20, 30]) == pytest.approx(1.0)
+    assert kendall_tau_b([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    # one discordant pair of six: (5 - 1) / 6
+    assert kendall_tau_b([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(4 / 6)
+    # ties: C=4, D=0, n0=6, one pair tied in x, one in y -> 4 / sqrt(5 * 5) = 0.8
+    assert kendall_tau_b([1, 2, 2, 3], [1, 2, 3, 3]) == pytest.approx(0.8)
+    # a pair tied on both sides counts in both tie totals: C=0, D=2, n0=3, n1=n2=1 -> -2 / sqrt(2 * 2)
+    assert kendall_tau_b([1, 1, 2], [1, 1, 0]) == pytest.approx((0 - 2) / 2)
+    assert kendall_tau_b([1, 1, 1], [1, 2, 3]) is None  # undefined: all ties in x
+    with pytest.raises(ValueError, match="equal lengths"):
+        kendall_tau_b([1, 2], [1])
+
+
+def test_true_values_are_mean_terminal_f1_of_each_subtree():
+    t = _tree()
+    f1 = terminal_f1s(t, GOLD)
+    assert f1 == {4: 1.0, 5: 0.0, 6: pytest.approx(2 / 3)}
+    values = true_values(t, f1)
+    assert values[1] == pytest.approx(0.5)
+    assert values[2] == pytest.approx(2 / 3)
+    assert values[0] == pytest.approx((1 + 0 + 2 / 3) / 3)
+    assert 3 not in values  # no terminal below: excluded
+
+
+def test_top1_top3_and_ties():
+    # children 10, 11, 12, 13, 14; true best is 13 (value .9)
+    kids = [10, 11, 12, 13, 14]
+    values = [0.1, 0.2, 0.3, 0.9, 0.0]
+    top1, top3, tau = compare_parent(kids, [5, 4, 3, 2, 1], values)
+    assert (top1, top3) == (False, False)
+    assert tau == pytest.approx(kendall_tau_b([5, 4, 3, 2, 1], values))
+    assert compare_parent(kids, [5, 4, 6, 5.5, 1], values)[:2] == (False, True)  # 13 ranked 2nd
+    assert compare_parent(kids, [0, 0, 0, 9, 0], values)[:2] == (True, True)
+    # equal scores: the earlier child (lower id) is the ranker's top
+    assert compare_parent([1, 2], [1.0, 1.0], [0.0, 1.0])[0] is False
+    assert compare_parent([1, 2], [1.0, 1.0], [1.0, 0.0])[0] is True
+    # tied true-best: either one counts as a hit
+    assert compare_parent([1, 2, 3], [0.0, 1.0, 0.5], [1.0, 1.0, 0.0])[0] is True
+
+
+def test_compare_tree_uses_parents_with_two_valued_children():
+    t = _tree()
+    values = true_values(t, terminal_f1s(t, GOLD))
+    # scores for 1, 2, 3 (3 has no value, so the root group is {1, 2}); 4, 5 under node 1
+    scores = {1: 0.2, 2: 0.9, 3: 5.0, 4: 1.0, 5: 2.0, 6: 1.0}
+    rows = compare_tree(t, scores, values, ranker="ig", question_id="q1")
+    assert [(r.parent_id, r.children) for r in rows] == [(0, (1, 2)), (1, (4, 5))]
+    root, inner = rows
+    assert root.top1 and root.top3 and root.tau == pytest.approx(1.0)  # 2 (.67) ranked over 1 (.5)
+    assert not inner.top1 and inner.top3 and inner.tau == pytest.approx(-1.0)
+    summary = summarise_rankings(rows, "ig")
+    assert (summary.parents, summary.top1, summary.top3, summary.mean_tau) == (2, 0.5, 1.0, 0.0)
+    assert summarise_rankings(rows, "other").parents == 0
+
+
+class _LengthScorer:
+    """Test double: reward = history length, so the longer history ranks first."""
+
+    name = "length"
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.batches: list[list[str]] = []
+
+    def score(self, question, cleaned_histories, *, alpha, beta, prompt=""):
+        self.batches.append(list(cleaned_histories))
+        return [IGScore(1.0, 1.0, float(len(h))) for h in cleaned_histories]
+
+
+def test_scorer_scores_rescore_each_sibling_group_in_one_batch():
+    t = _tree()
+    values = true_values(t, terminal_f1s(t, GOLD))
+    scorer = _LengthScorer()
+    scores = scorer_scores(t, scorer, lambda i: i in values)
+    assert set(scores) == {1, 2, 4, 5}  # node 6 is an only child; 3 has no value
+    assert len(scorer.batches) == 2
+    assert scores[2] > scores[1]  # "bb" history is longer than "a"
+    rng_a = random_scores(t, lambda i: i in values, random.Random(3))
+    rng_b = random_scores(t, lambda i: i in values, random.Random(3))
+    assert rng_a == rng_b  # seeded random order is reproducible
