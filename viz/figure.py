@@ -1,0 +1,376 @@
+"""The Plotly figure of a search tree.
+
+A pure function of `mcts.tree.Tree`, an optional layout and highlight sets:
+edges, one marker trace per node kind (so the legend explains the shapes), node
+colour = IG reward on a diverging scale centred at the neutral reward alpha/2
+(ratio 1), marker size growing with visits, the best path and the last round's
+selected path drawn over the edges, and a hover card per node. Every node point
+carries its node id as `customdata` so a click can open the inspector.
+
+Built as plain dicts and wrapped without re-validation, so 500 nodes take a few
+milliseconds. Knows nothing of models, Gradio or the search loop.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcts.tree import ROOT_ID, Node, Tree
+from viz.layout import DEFAULT_MAX_CHILDREN, TreeLayout, layout_tree
+
+LABEL_THRESHOLD = 40  # text labels only while at most this many nodes are visible
+# Diverging scale: red = the history made the question less likely (r < alpha/2),
+# blue = more likely. Colour-blind safe (ColorBrewer RdBu).
+REWARD_SCALE = [
+    [0.0, "#b2182b"],
+    [0.25, "#ef8a62"],
+    [0.5, "#f7f7f7"],
+    [0.75, "#67a9cf"],
+    [1.0, "#2166ac"],
+]
+TOOL_ABBR = {
+    "SearchNodes": "Nodes",
+    "SearchGraphPatterns": "Patterns",
+    "ExecuteSPARQL": "SPARQL",
+    "SearchTypes": "Types",
+    "Done": "Done",
+}
+
+
+@dataclass(frozen=True)
+class NodeKind:
+    key: str
+    label: str  # legend text
+    symbol: str
+    coloured: bool  # True: colour = reward; False: fixed grey
+
+
+KINDS: tuple[NodeKind, ...] = (
+    NodeKind("root", "question (root)", "square", False),
+    NodeKind("step", "step", "circle", True),
+    NodeKind("answer", "terminal with answer", "star", True),
+    NodeKind("terminal_empty", "terminal, no answer", "star-triangle-down", True),
+    NodeKind("empty_result", "empty result", "diamond", True),
+    NodeKind("tool_error", "tool error", "x", True),
+    NodeKind("parse_error", "unparsable step", "triangle-up", True),
+    NodeKind("pending", "not scored yet", "circle", False),
+)
+_KIND_BY_KEY = {k.key: k for k in KINDS}
+
+
+def node_kind(node: Node) -> str:
+    """Which legend group a node belongs to (errors first: they explain the most)."""
+    if node.id == ROOT_ID:
+        return "root"
+    if node.validity == "parse_error":
+        return "parse_error"
+    if node.validity == "tool_error":
+        return "tool_error"
+    if node.terminal:
+        return "answer" if node.answer else "terminal_empty"
+    if node.validity == "empty_result":
+        return "empty_result"
+    if node.reward is None:
+        return "pending"
+    return "step"
+
+
+def tool_label(node: Node) -> str:
+    if node.step is None:
+        return "Q"
+    if node.step.action is None:
+        return "?"
+    return TOOL_ABBR.get(node.step.action.tool, node.step.action.tool)
+
+
+PLOT_WIDTH_PX = 1000  # the width we design for; Plotly autosizes to the page
+MAX_MARKER_PX = 30.0
+
+
+def marker_size(visits: int, scale: float = 1.0) -> float:
+    """Diameter grows with sqrt(visits), bounded so one hot node cannot cover its siblings."""
+    return max(4.0, min(10.0 + 4.0 * math.sqrt(max(visits, 0)), MAX_MARKER_PX) * scale)
+
+
+def marker_scale(width_units: float) -> float:
+    """Shrink every marker when the tree is so wide that neighbours would touch."""
+    unit_px = PLOT_WIDTH_PX / max(width_units + 1.6, 1.0)
+    # Floor: below ~0.4 markers turn into dots whose colour cannot be read; at that
+    # point overlap is the lesser evil and zooming in separates them.
+    return max(0.4, min(1.0, 0.9 * unit_px / MAX_MARKER_PX))
+
+
+def _esc(text: str) -> str:
+    # Plotly hover text is pseudo-HTML: SPARQL's <uri> would vanish as a tag.
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _wrap(text: str, width: int = 72, max_lines: int = 4) -> str:
+    text = " ".join(text.split())
+    lines = [text[i : i + width] for i in range(0, len(text), width)] or [""]
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][: width - 1] + "…"
+    return "<br>".join(_esc(line) for line in lines)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if math.isinf(value):
+        return "∞ (unvisited)"
+    return f"{value:.{digits}g}" if abs(value) >= 1000 else f"{value:.{digits}f}"
+
+
+def hover_text(tree: Tree, node: Node, c: float) -> str:
+    """The hover card: action, N, W/N, r, PPL(H'), PPL(H', Q), UCT (and a little context)."""
+    if node.step is None:
+        return f"<b>Question</b><br>{_wrap(tree.question)}<br>N={node.visits}  W/N={_num(node.mean_value)}"
+    step = node.step
+    action = step.action.render() if step.action is not None else f"(unparsable) {step.raw_text}"
+    parts = [
+        f"<b>node {node.id}</b> · depth {node.depth} · round {node.round} · {node.validity}",
+        f"<b>action</b> {_wrap(action)}",
+        f"<b>obs</b> {_wrap(step.observation.text, max_lines=2)}",
+        f"N={node.visits}  W/N={_num(node.mean_value)}  r={_num(node.reward)}  UCT={_num(tree.uct(node.id, c))}",
+        f"PPL(H')={_num(node.ppl_history, 2)}  PPL(H',Q)={_num(node.ppl_with_question, 2)}",
+    ]
+    if node.terminal:
+        names = ", ".join(v.name for v in node.answer) or "(empty)"
+        parts.append(f"<b>answer</b> {_wrap(names, max_lines=2)}")
+    return "<br>".join(parts)
+
+
+def best_value_path(tree: Tree) -> list[int]:
+    """Root down, always taking the most visited child (ties: higher W/N, then lower id).
+
+    The usual MCTS "robust child": a single lucky visit cannot win it.
+    """
+    path = [ROOT_ID]
+    node = tree.root
+    while node.children:
+        visited = [tree[c] for c in node.children if tree[c].visits > 0]
+        if not visited:
+            break
+        node = max(visited, key=lambda n: (n.visits, n.mean_value, -n.id))
+        path.append(node.id)
+    return path
+
+
+def _path_xy(path: Sequence[int], layout: TreeLayout) -> tuple[list[float | None], list[float | None]]:
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for a, b in zip(path, path[1:], strict=False):
+        if a in layout.positions and b in layout.positions:
+            (xa, da), (xb, db) = layout.positions[a], layout.positions[b]
+            xs += [xa, xb, None]
+            ys += [-da, -db, None]
+    return xs, ys
+
+
+def build_figure(
+    tree: Tree,
+    *,
+    layout: TreeLayout | None = None,
+    best_path: Sequence[int] | None = None,
+    selected_path: Sequence[int] = (),
+    inspected: int | None = None,
+    c: float = 1.0,
+    alpha: float = 2.0,
+    max_children: int = DEFAULT_MAX_CHILDREN,
+    label_threshold: int = LABEL_THRESHOLD,
+    title: str | None = None,
+    height: int | None = None,
+    best_label: str = "best path",
+) -> Any:
+    """A `plotly.graph_objects.Figure` of the tree.
+
+    best_path: ids root..node drawn in gold (default: most visited child at each level).
+    selected_path: the last round's selection path, drawn dashed.
+    inspected: a node ringed as "currently inspected".
+    """
+    import plotly.graph_objects as go
+
+    best = list(best_value_path(tree) if best_path is None else best_path)
+    if layout is None:
+        keep: set[int] = set(best) | set(selected_path)
+        if inspected is not None:
+            keep.add(inspected)
+        layout = layout_tree(tree, max_children=max_children, keep=keep)
+    pos = layout.positions
+    data: list[dict[str, Any]] = []
+
+    ex: list[float | None] = []
+    ey: list[float | None] = []
+    for a, b in layout.edges:
+        ex += [pos[a][0], pos[b][0], None]
+        ey += [-pos[a][1], -pos[b][1], None]
+    for m in layout.more:
+        ex += [pos[m.parent_id][0], m.x, None]
+        ey += [-pos[m.parent_id][1], -m.depth, None]
+    data.append(_line_trace(ex, ey, "edges", "#9aa3ad", 1.2, show_legend=False))
+    if len(best) > 1:
+        bx, by = _path_xy(best, layout)
+        data.append(_line_trace(bx, by, best_label, "#e6a700", 5.0))
+    if len(selected_path) > 1:
+        sx, sy = _path_xy(selected_path, layout)
+        data.append(_line_trace(sx, sy, "selected last round", "#7b3294", 2.5, dash="dash"))
+
+    show_labels = len(pos) <= label_threshold
+    scale = marker_scale(layout.width)
+    groups: dict[str, list[Node]] = {}
+    for node_id in sorted(pos):
+        node = tree[node_id]
+        groups.setdefault(node_kind(node), []).append(node)
+    for kind in KINDS:
+        nodes = groups.get(kind.key)
+        if nodes:
+            data.append(_node_trace(tree, kind, nodes, pos, c, show_labels, scale))
+
+    if layout.more:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers+text",
+                "name": "collapsed children",
+                "x": [m.x for m in layout.more],
+                "y": [-m.depth for m in layout.more],
+                "text": [f"+{len(m.hidden)}" for m in layout.more],
+                "textposition": "middle right",
+                "customdata": [m.parent_id for m in layout.more],
+                "hovertext": [
+                    f"+{len(m.hidden)} more children of node {m.parent_id} ({m.hidden_nodes} nodes);"
+                    "<br>pick them in the node list"
+                    for m in layout.more
+                ],
+                "hoverinfo": "text",
+                "marker": {"symbol": "circle-open-dot", "size": max(14 * scale, 6), "color": "#6c757d"},
+            }
+        )
+    if inspected is not None and inspected in pos:
+        x, d = pos[inspected]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "inspected",
+                "x": [x],
+                "y": [-d],
+                "hoverinfo": "skip",
+                "marker": {"symbol": "circle-open", "size": 36, "color": "#111", "line": {"width": 3}},
+            }
+        )
+
+    fig_layout = _figure_layout(layout, alpha, title, height)
+    return go.Figure({"data": data, "layout": fig_layout}, _validate=False)
+
+
+def _line_trace(
+    xs: list[float | None],
+    ys: list[float | None],
+    name: str,
+    colour: str,
+    width: float,
+    *,
+    dash: str = "solid",
+    show_legend: bool = True,
+) -> dict[str, Any]:
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": name,
+        "x": xs,
+        "y": ys,
+        "hoverinfo": "skip",
+        "showlegend": show_legend,
+        "line": {"color": colour, "width": width, "dash": dash},
+    }
+
+
+def _node_trace(
+    tree: Tree,
+    kind: NodeKind,
+    nodes: list[Node],
+    pos: dict[int, tuple[float, int]],
+    c: float,
+    show_labels: bool,
+    scale: float,
+) -> dict[str, Any]:
+    marker: dict[str, Any] = {
+        "symbol": kind.symbol,
+        "size": [marker_size(n.visits, scale) + (4 * scale if n.terminal else 0) for n in nodes],
+        "line": {
+            "color": ["#111" if n.terminal else "#444" for n in nodes],
+            "width": [(2.0 if n.terminal else 1.0) * max(scale, 0.5) for n in nodes],
+        },
+        "opacity": 1.0,
+    }
+    if kind.coloured:
+        marker["color"] = [n.reward if n.reward is not None else float("nan") for n in nodes]
+        marker["coloraxis"] = "coloraxis"
+    else:
+        marker["color"] = "#adb5bd" if kind.key == "pending" else "#495057"
+    trace: dict[str, Any] = {
+        "type": "scatter",
+        "mode": "markers+text" if show_labels else "markers",
+        "name": kind.label,
+        "x": [pos[n.id][0] for n in nodes],
+        "y": [-pos[n.id][1] for n in nodes],
+        "customdata": [n.id for n in nodes],
+        "hovertext": [hover_text(tree, n, c) for n in nodes],
+        "hoverinfo": "text",
+        "marker": marker,
+        "hoverlabel": {"align": "left"},
+    }
+    if show_labels:
+        trace["text"] = [f"{n.id} {tool_label(n)}" for n in nodes]
+        trace["textposition"] = "bottom center"
+        trace["textfont"] = {"size": 10, "color": "#343a40"}
+    return trace
+
+
+def _figure_layout(layout: TreeLayout, alpha: float, title: str | None, height: int | None) -> dict[str, Any]:
+    depth = layout.depth
+    return {
+        "title": {"text": title or "", "x": 0.01, "font": {"size": 15}},
+        "height": height or max(380, 120 + 80 * (depth + 1)),
+        "margin": {"l": 50, "r": 20, "t": 40 if title else 16, "b": 20},
+        "plot_bgcolor": "white",
+        "paper_bgcolor": "white",
+        "hovermode": "closest",
+        "dragmode": "pan",
+        "uirevision": "tree",  # keep the user's zoom across streamed updates where Plotly can
+        "showlegend": True,
+        "legend": {
+            "itemsizing": "constant",
+            "orientation": "h",
+            "y": -0.02,
+            "yanchor": "top",
+            "x": 0,
+            "font": {"size": 11},
+        },
+        "xaxis": {"visible": False, "range": [-0.8, layout.width + 0.8]},
+        "yaxis": {
+            "title": {"text": "depth"},
+            "tickvals": [-d for d in range(depth + 1)],
+            "ticktext": [str(d) for d in range(depth + 1)],
+            "range": [-depth - 0.6, 0.5],
+            "zeroline": False,
+            "gridcolor": "#eef0f2",
+        },
+        "coloraxis": {
+            "colorscale": REWARD_SCALE,
+            "cmin": 0.0,
+            "cmax": alpha,
+            "colorbar": {
+                "title": {"text": "IG reward r", "side": "right"},
+                "thickness": 14,
+                "len": 0.8,
+                "tickvals": [0, alpha / 2, alpha],
+                "ticktext": ["0 (Q less likely)", f"{alpha / 2:g} (neutral)", f"{alpha:g} (Q more likely)"],
+            },
+        },
+    }
