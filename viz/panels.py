@@ -1,0 +1,371 @@
+"""Text panels around the tree: status line, node table, node inspector, answer, votes, cost.
+
+Pure functions from the tree and the search's plain records (`SearchResult`,
+`CostSummary`, `RankChange`, `mcts.cleaning` segments) to Markdown, HTML or table
+rows that any front end can show. Nothing here imports Gradio or model code; the
+records are read by attribute, so a trace loaded from disk renders the same as a
+live run.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
+from mcts.cleaning import RULE_INFO, CleaningRule, clean_history
+from mcts.tree import ROOT_ID, Node, Tree
+
+NODE_TABLE_HEADERS = [
+    "id",
+    "parent",
+    "depth",
+    "round",
+    "action",
+    "status",
+    "N",
+    "W/N",
+    "r",
+    "PPL(H')",
+    "PPL(H',Q)",
+    "UCT",
+]
+VOTE_TABLE_HEADERS = ["answer", "votes", "weight", "branches"]
+# One highlight colour per cleaning rule (light fills; the text stays readable).
+RULE_COLOURS: dict[CleaningRule, str] = {
+    CleaningRule.DROP_THOUGHTS: "#fde2e1",
+    CleaningRule.MASK_SEARCH_NODES: "#fff1c2",
+    CleaningRule.KEEP_STRUCTURED_ARGUMENTS: "#dbeafe",
+    CleaningRule.LAST_OBSERVATION_ONLY: "#e5e7eb",
+}
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if math.isinf(value):
+        return "∞"
+    if math.isnan(value):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    # Table cells: None stays empty; inf (an unvisited node's UCT) is not JSON.
+    if value is None or math.isnan(value) or math.isinf(value):
+        return None
+    return round(value, digits)
+
+
+def action_text(node: Node, limit: int | None = None) -> str:
+    if node.step is None:
+        return "(question)"
+    step = node.step
+    text = step.action.render() if step.action is not None else f"(unparsable) {step.raw_text.strip()}"
+    text = " ".join(text.split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def node_status(node: Node) -> str:
+    if node.id == ROOT_ID:
+        return "root"
+    if node.terminal:
+        return "terminal, answer" if node.answer else "terminal, no answer"
+    if node.reward is None and node.validity == "ok":
+        return "not scored"
+    return node.validity.replace("_", " ")
+
+
+# ---------------------------------------------------------------- status and table
+
+
+def status_line(
+    *,
+    phase: str,
+    round_no: int,
+    rounds: int,
+    nodes: int,
+    elapsed_s: float,
+    model_s: float = 0.0,
+    kb_s: float = 0.0,
+) -> str:
+    """One line: what is happening, round i of n, nodes, model/tool time, elapsed."""
+    return (
+        f"**{phase}** · round {round_no} of {rounds} · {nodes} nodes · "
+        f"model {model_s:.1f} s · tools {kb_s:.2f} s · elapsed {elapsed_s:.1f} s"
+    )
+
+
+def node_table(tree: Tree, c: float) -> list[list[Any]]:
+    """One row per node (NODE_TABLE_HEADERS), in id order."""
+    rows = []
+    for node in tree.nodes:
+        rows.append(
+            [
+                node.id,
+                node.parent if node.parent >= 0 else None,
+                node.depth,
+                node.round,
+                action_text(node, 80),
+                node_status(node),
+                node.visits,
+                _round(node.mean_value),
+                _round(node.reward),
+                _round(node.ppl_history, 2),
+                _round(node.ppl_with_question, 2),
+                _round(tree.uct(node.id, c)) if node.id != ROOT_ID else None,
+            ]
+        )
+    return rows
+
+
+def node_choices(tree: Tree) -> list[tuple[str, int]]:
+    """Dropdown entries (label, node id): every node reachable by keyboard."""
+    out = []
+    for node in tree.nodes:
+        reward = f" · r={node.reward:.2f}" if node.reward is not None else ""
+        out.append((f"{node.id} · d{node.depth} · {action_text(node, 60)}{reward}", node.id))
+    return out
+
+
+# ---------------------------------------------------------------- node inspector
+
+
+def uct_rank(tree: Tree, node_id: int, c: float) -> tuple[int, int]:
+    """(rank of this node by UCT among its siblings, 1 = selected next; sibling count)."""
+    node = tree[node_id]
+    if node.parent < 0:
+        return 1, 1
+    siblings = tree[node.parent].children
+    # Unvisited first (UCT inf), then by UCT, ties by lower id: the selection order.
+    order = sorted(siblings, key=lambda i: (-tree.uct(i, c), i))
+    return order.index(node_id) + 1, len(siblings)
+
+
+def node_detail_markdown(
+    tree: Tree, node_id: int, *, c: float, alpha: float = 2.0, beta: float = 10.0
+) -> str:
+    """The full step and every number of one node, as Markdown."""
+    node = tree[node_id]
+    if node.step is None:
+        return (
+            f"### Node 0 · the question\n\n> {_md_escape(tree.question)}\n\n"
+            f"N = {node.visits} · W/N = {_f(node.mean_value)} · {len(node.children)} children"
+        )
+    step = node.step
+    lines = [f"### Node {node.id} · depth {node.depth} · round {node.round} · {node_status(node)}", ""]
+    lines += [
+        "**Thought**",
+        "",
+        _fence(step.thought or "(none)"),
+        "**Action**",
+        "",
+        _fence(action_text(node)),
+    ]
+    if step.action is None and step.raw_text:
+        lines += ["**Raw completion**", "", _fence(step.raw_text)]
+    lines += ["**Observation**", "", _fence(step.observation.text or "(empty)")]
+    if node.terminal:
+        names = ", ".join(v.name for v in node.answer) or "(no answer)"
+        lines += [f"**Branch answer:** {_md_escape(names)}", ""]
+        if node.answer_sparql:
+            lines += [_fence(node.answer_sparql, "sparql")]
+    ratio = (
+        node.ppl_history / node.ppl_with_question
+        if node.ppl_history is not None and node.ppl_with_question
+        else None
+    )
+    rank, n_sib = uct_rank(tree, node_id, c)
+    uct = tree.uct(node_id, c)
+    lines += [
+        "| PPL(H') | PPL(H', Q) | ratio | r | decay | N | W/N | UCT | UCT rank |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| {_f(node.ppl_history, 2)} | {_f(node.ppl_with_question, 2)} | {_f(ratio)} | {_f(node.reward)} "
+        f"| {_f(node.decay, 2)} | {node.visits} | {_f(node.mean_value)} | {_f(uct)} | {rank} of {n_sib} |",
+        "",
+    ]
+    if ratio is not None and node.reward is not None:
+        lines.append(
+            f"r = α·σ(β·log ratio) = {alpha:g}·σ({beta:g}·log {ratio:.3f}) = {node.reward:.3f}; "
+            + (
+                "the history made the question *more* likely."
+                if ratio > 1
+                else "the history made the question *less* likely."
+            )
+        )
+    if node.truncated:
+        lines.append("\n*The cleaned history was cut from the left to fit the scorer's context.*")
+    if node.simulation:
+        sim = "\n".join(f"{i + 1}. `{action_text_of(s)}`" for i, s in enumerate(node.simulation))
+        lines += ["", "**Simulated continuation (classic MCTS)**", "", sim]
+    return "\n".join(lines)
+
+
+def action_text_of(step: Any) -> str:
+    action = step.action.render() if step.action is not None else step.raw_text.strip()
+    return " ".join(action.split()).replace("`", "'")
+
+
+def history_html(tree: Tree, node_id: int, rules: Collection[CleaningRule]) -> str:
+    """Raw and cleaned history side by side; each removed piece coloured by its rule."""
+    steps = tree.steps(node_id)
+    if not steps:
+        return "<div class='hist-empty'>The root has no history yet: pick a node below it.</div>"
+    cleaned = clean_history(steps, rules)
+    raw_parts = []
+    for seg in cleaned.segments:
+        text = html.escape(seg.text)
+        if seg.removed_by is None:
+            raw_parts.append(text)
+        else:
+            colour = RULE_COLOURS.get(seg.removed_by, "#eee")
+            label = html.escape(RULE_INFO[seg.removed_by].label)
+            raw_parts.append(
+                f"<span class='removed' style='background:{colour};text-decoration:line-through;"
+                f"text-decoration-color:#888' title='removed by: {label}'>{text}</span>"
+            )
+    used = sorted(
+        {s.removed_by for s in cleaned.segments if s.removed_by is not None}, key=list(CleaningRule).index
+    )
+    legend = (
+        " ".join(
+            f"<span style='background:{RULE_COLOURS[r]};padding:1px 6px;border-radius:4px;margin-right:6px'>"
+            f"{html.escape(RULE_INFO[r].label)}</span>"
+            for r in used
+        )
+        or "<span>no rule removed anything</span>"
+    )
+    stored = tree[node_id].cleaned_history
+    note = ""
+    if stored and stored != cleaned.text:
+        note = (
+            "<div style='font-size:12px;color:#6b7280;margin-top:4px'>The run scored a different cleaned "
+            "history (other rules, or cut to fit the context); this view re-applies the current rules.</div>"
+        )
+    pre = (
+        "white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,monospace;font-size:12px;"
+        "background:#fafafa;border:1px solid #e5e7eb;border-radius:6px;padding:8px;margin:0;max-height:360px;overflow:auto"
+    )
+    return (
+        "<div style='display:grid;grid-template-columns:1fr 1fr;gap:10px'>"
+        f"<div><div style='font-weight:600;margin-bottom:4px'>Raw history H (what the agent saw)</div>"
+        f"<pre style='{pre}'>{''.join(raw_parts)}</pre></div>"
+        f"<div><div style='font-weight:600;margin-bottom:4px'>Cleaned history H' (what the IG scorer read)</div>"
+        f"<pre style='{pre}'>{html.escape(cleaned.text)}</pre></div>"
+        "</div>"
+        f"<div style='font-size:12px;margin-top:6px'>Removed by: {legend}</div>{note}"
+    )
+
+
+# ---------------------------------------------------------------- answer, votes, cost
+
+
+def answer_markdown(result: Any | None, tree: Tree | None = None) -> str:
+    """Final answer, its SPARQL, why the run stopped, best branches by value and by IG."""
+    if result is None:
+        return "*No answer yet.*"
+    names = ", ".join(v.name for v in result.answer)
+    lines = [f"### Answer: {_md_escape(names) if names else '(no branch produced an answer)'}", ""]
+    if result.sparql:
+        lines += [_fence(result.sparql, "sparql")]
+    stop = str(result.stop_reason).replace("_", " ")
+    detail = f" ({_md_escape(result.detail)})" if result.detail else ""
+    lines.append(
+        f"Stopped: **{stop}**{detail} after {result.rounds} rounds, {result.nodes} nodes, "
+        f"{getattr(result, 'terminals', 0)} terminal branches."
+    )
+    for label, node_id in (("by value W/N", result.best_by_value), ("by IG reward r", result.best_by_ig)):
+        if node_id is None:
+            lines.append(f"- Best branch {label}: –")
+            continue
+        text = f"- Best branch {label}: node {node_id}"
+        if tree is not None and 0 <= node_id < len(tree):
+            node = tree[node_id]
+            ans = ", ".join(v.name for v in node.answer) or "(no answer)"
+            text += f" → {_md_escape(ans)} (W/N {_f(node.mean_value)}, r {_f(node.reward)})"
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def vote_rows(result: Any | None) -> list[list[Any]]:
+    if result is None:
+        return []
+    return [
+        [
+            ", ".join(row.answer),
+            row.count,
+            round(float(row.weight), 3),
+            ", ".join(str(i) for i in row.node_ids),
+        ]
+        for row in result.votes
+    ]
+
+
+def cost_markdown(cost: Any | None) -> str:
+    """Generation calls, forward passes, tokens, tool calls and times of one run."""
+    if cost is None:
+        return "*No cost yet.*"
+    tools = ", ".join(f"{name} {count}" for name, count in sorted(cost.tool_calls.items())) or "none"
+    return "\n".join(
+        [
+            "| generation calls | candidate passes | IG forward passes | tokens | tool calls | model s | KB s | wall s |",
+            "|---|---|---|---|---|---|---|---|",
+            f"| {cost.policy_calls} | {cost.candidate_passes} | {cost.ig_forward_passes} | {cost.tokens:,} "
+            f"| {sum(cost.tool_calls.values())} | {cost.model_s:.1f} | {cost.kb_s:.2f} | {cost.wall_s:.1f} |",
+            "",
+            f"Tool calls by tool: {tools}.",
+        ]
+    )
+
+
+def rank_changes_markdown(changes: Iterable[Any], tree: Tree | None = None) -> str:
+    """Sibling groups whose order by reward flipped after a re-score."""
+    changes = list(changes)
+    if not changes:
+        return "No sibling group changed its order by reward."
+    lines = [f"**{len(changes)} sibling group(s) changed order by reward** (best first):", ""]
+    for ch in changes:
+        before = " > ".join(str(i) for i in ch.before)
+        after = " > ".join(str(i) for i in ch.after)
+        lines.append(f"- children of node {ch.parent_id}: {before} → **{after}**")
+    return "\n".join(lines)
+
+
+def reward_changes(before: Tree, after: Tree) -> list[tuple[int, float | None, float | None]]:
+    """(node id, old r, new r) for every node whose reward moved by more than 1e-6."""
+    out = []
+    for old, new in zip(before.nodes, after.nodes, strict=False):
+        a, b = old.reward, new.reward
+        if (a is None) != (b is None) or (a is not None and b is not None and abs(a - b) > 1e-6):
+            out.append((old.id, a, b))
+    return out
+
+
+def _fence(text: str, lang: str = "") -> str:
+    # A fence longer than any backtick run inside the text cannot be closed early.
+    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}\n"
+
+
+def _backtick_runs(line: str) -> Sequence[str]:
+    runs, current = [], ""
+    for ch in line:
+        if ch == "`":
+            current += ch
+        elif current:
+            runs.append(current)
+            current = ""
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _md_escape(text: str) -> str:
+    text = html.escape(" ".join(text.split()), quote=False)
+    for ch in "\\`*_[]#|":
+        text = text.replace(ch, "\\" + ch)
+    return text
