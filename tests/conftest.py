@@ -1,0 +1,95 @@
+"""Shared fixtures: the real Freebase subset, a tiny hand-written KB, the demo KB.
+
+The real data is read from ../shared/data/fbqa (never copied into the project); tests
+that need it skip with a clear message when that folder is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Nothing in the tests may reach for the Hugging Face hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+REPO = Path(__file__).resolve().parents[1]
+FBQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fbqa"
+FBQA_KB = FBQA / "kb.nt.gz"
+
+# A KB small enough to read at a glance, with every shape the tools must render:
+# a CVT (marriage) with a date, a typed literal, homonyms ("London"), an alias, an
+# entity without description, an incoming edge, and bookkeeping predicates to hide.
+TINY_TTL = """\
+@prefix ns: <http://rdf.freebase.com/ns/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+
+ns:m.t_ada ns:type.object.name "Ada Lovelace"@en ;
+    ns:common.topic.description "English mathematician and writer, chiefly known for her work on Charles Babbage's proposed mechanical general-purpose computer"@en ;
+    ns:common.topic.alias "Augusta Ada King"@en ;
+    ns:type.object.type ns:people.person ;
+    ns:people.person.date_of_birth "1815-12-10"^^xsd:date ;
+    ns:people.person.place_of_birth ns:m.t_london ;
+    ns:people.person.spouse_s ns:m.t_cvt1 .
+ns:m.t_cvt1 ns:type.object.type ns:people.marriage ;
+    ns:people.marriage.spouse ns:m.t_william ;
+    ns:people.marriage.from "1835-07-08"^^xsd:date .
+ns:m.t_william ns:type.object.name "William King-Noel"@en ;
+    ns:common.topic.description "1st Earl of Lovelace"@en ;
+    ns:type.object.type ns:people.person .
+ns:m.t_london ns:type.object.name "London"@en ;
+    ns:common.topic.description "capital city of England and the United Kingdom"@en ;
+    ns:type.object.type ns:location.citytown .
+ns:m.t_london_on ns:type.object.name "London"@en ;
+    ns:common.topic.description "city in Ontario, Canada"@en ;
+    ns:type.object.type ns:location.citytown .
+ns:m.t_babbage ns:type.object.name "Charles Babbage"@en ;
+    ns:common.topic.alias "Father of the computer"@en ;
+    ns:type.object.type ns:people.person ;
+    ns:people.person.place_of_birth ns:m.t_london ;
+    ns:base.science.colleague ns:m.t_ada .
+ns:m.t_engine ns:type.object.name "Analytical Engine"@en ;
+    ns:type.object.type ns:computer.computer ;
+    ns:computer.computer.designer ns:m.t_babbage .
+"""
+
+
+@pytest.fixture(scope="session")
+def fbqa_dir() -> Path:
+    if not FBQA_KB.exists():
+        pytest.skip(f"real data absent: {FBQA} (expected ../shared/data/fbqa next to the repo)")
+    return FBQA
+
+
+@pytest.fixture(scope="session")
+def fbqa_kb(fbqa_dir: Path):
+    """The real Freebase subset, embedded (loaded once per test session, ~1.5 s)."""
+    from kb.spec import open_kb
+
+    return open_kb(str(fbqa_dir / "kb.nt.gz"))
+
+
+@pytest.fixture(scope="session")
+def tiny_ttl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tiny") / "tiny.ttl"
+    path.write_text(TINY_TTL, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_kb(tiny_ttl: Path):
+    from kb.embedded import EmbeddedKB
+
+    return EmbeddedKB(tiny_ttl)
+
+
+@pytest.fixture(scope="session")
+def demo_kb():
+    from kb.spec import DEMO_KB, open_kb
+
+    if not DEMO_KB.exists():
+        pytest.skip(f"bundled demo KB not written yet: {DEMO_KB}")
+    return open_kb("demo")
