@@ -105,6 +105,19 @@ class TerminalFound(Event):
     non_empty: bool
 
 
+@_kind("round_finished")
+@dataclass(frozen=True)
+class RoundFinished(Event):
+    """End of one round: the figures a one-line progress report prints."""
+
+    round: int
+    nodes: int
+    terminals: int  # terminal branches so far
+    answered: int  # terminal branches with a non-empty executed result
+    best_node_id: int  # end of the principal branch (highest W/N child at every level)
+    best_reward: float | None  # that node's reward r
+
+
 @_kind("answer")
 @dataclass(frozen=True)
 class AnswerReady(Event):
@@ -133,6 +146,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ValuesBackedUp,
         SimulationStep,
         TerminalFound,
+        RoundFinished,
         AnswerReady,
         SearchStopped,
     )

@@ -43,6 +43,8 @@ class Node:
     cleaned_history: str = ""  # what the IG scorer read
     truncated: bool = False  # cleaned history cut from the left to fit the scorer's context
     simulation: tuple[Step, ...] = ()  # classic MCTS: simulated continuation (not tree nodes)
+    simulated_answer: tuple[Value, ...] = ()  # classic MCTS: executed answer at the simulation's end
+    exhausted: bool = False  # expanded, and nothing below it can be expanded any more
 
     @property
     def mean_value(self) -> float:
@@ -103,3 +105,8 @@ class Tree:
 
     def terminals(self) -> list[Node]:
         return [n for n in self.nodes if n.terminal]
+
+    def is_closed(self, node_id: int) -> bool:
+        """A node selection never enters again: terminal, or exhausted below."""
+        node = self.nodes[node_id]
+        return node.terminal or node.exhausted

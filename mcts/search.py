@@ -1,0 +1,402 @@
+"""The search: one loop for the six methods, run as a generator of typed events.
+
+`Search(question, settings, policy=..., scorer=..., tools=...)` owns one `Tree` and
+runs one method (`settings.method`) over it. `run()` yields an event after every model
+call and every batch of tool calls, so a consumer (CLI, app) can draw the live tree
+between events and `cancel()` lands within one model call. When the run ends - budget,
+early stop, exhaustion, cancel, bad input or an unexpected error - `result` holds a
+`SearchResult` and the last events are `AnswerReady` and `SearchStopped`. Nothing
+raised inside the loop reaches the consumer: it becomes `stop_reason="error"` with a
+one-line detail (and is logged with its traceback).
+
+The phases every method shares (expand, simulate, score, back up) are methods here;
+the per-method drivers (which nodes to expand, when a round ends) live in
+`mcts.strategies`. Stopping rules (DESIGN.md section 2): at most `rounds` rounds,
+early stop once `early_stop_terminals` terminal branches have a non-empty executed
+result; a branch is terminal at Done or at `max_depth`.
+
+This module knows nothing of which model, prompt or store is behind the protocols.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Collection, Generator, Iterator, Sequence
+
+from kb.observation import Observation, Value
+from mcts.cleaning import DEFAULT_RULES, CleaningRule, clean_history, raw_history
+from mcts.cost import CostMeter, CostSummary
+from mcts.events import (
+    AnswerReady,
+    CandidatesProposed,
+    Event,
+    NodeAdded,
+    NodeScored,
+    RoundFinished,
+    SearchStopped,
+    StopReason,
+    TerminalFound,
+    ValuesBackedUp,
+)
+from mcts.protocols import DEFAULT_IG_PROMPT, Policy, Scorer, Tools
+from mcts.run_meta import RunMeta
+from mcts.settings import Method, SearchSettings, depth_decay
+from mcts.steps import Candidate, Step
+from mcts.tree import NO_PARENT, ROOT_ID, Node, Tree, Validity
+from mcts.voting import SearchResult, best_terminal_by_ig, best_terminal_by_value, decide
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 2_000
+EventGen = Generator[Event, None, None]
+
+
+class SearchFailure(RuntimeError):
+    """A policy or scorer failed; the message is one clear line naming which."""
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def check_question(question: str) -> str | None:
+    """None if the question is usable, else one line saying why not."""
+    if not question or not question.strip():
+        return "the question is empty"
+    if len(question) > MAX_QUESTION_CHARS:
+        return f"the question has {len(question):,} characters; at most {MAX_QUESTION_CHARS:,} are allowed"
+    return None
+
+
+def branch_answer(steps: Sequence[Step]) -> tuple[tuple[Value, ...], str]:
+    """The values and SPARQL of the last ExecuteSPARQL on the branch that returned something."""
+    for step in reversed(steps):
+        action, obs = step.action, step.observation
+        if action is not None and action.tool == "ExecuteSPARQL" and not obs.is_error and obs.values:
+            return obs.values, obs.sparql or action.argument
+    return (), ""
+
+
+def validity_of(step: Step) -> Validity:
+    if step.action is None:
+        return "parse_error"
+    if step.observation.is_error:
+        return "tool_error"
+    if step.action.tool == "ExecuteSPARQL" and not step.observation.values:
+        return "empty_result"
+    return "ok"
+
+
+class Search:
+    def __init__(
+        self,
+        question: str,
+        settings: SearchSettings,
+        *,
+        policy: Policy,
+        scorer: Scorer,
+        tools: Tools,
+        cleaning_rules: Collection[CleaningRule] = DEFAULT_RULES,
+        ig_prompt: str = DEFAULT_IG_PROMPT,
+        meta: RunMeta | None = None,
+        score_baselines: bool = False,
+    ) -> None:
+        self.question = question
+        self.settings = settings
+        self.policy, self.scorer, self.tools = policy, scorer, tools
+        self.cleaning_rules = frozenset(CleaningRule(r) for r in cleaning_rules)
+        self.ig_prompt = ig_prompt
+        self.meta = meta or RunMeta()
+        # Single path and vote need no rewards; scoring them anyway (for display) costs IG passes.
+        self.score_baselines = score_baselines
+        self.tree = Tree(question=question)
+        self.events_log: list[Event] = []
+        self.result: SearchResult | None = None
+        self.rounds_done = 0
+        self.rng = random.Random(settings.seed)  # the only randomness of the run
+        self._meter = CostMeter(getattr(policy, "usage", None), getattr(scorer, "usage", None))
+        self._cancel = threading.Event()
+        self._started = False
+
+    # ---- consumer API -------------------------------------------------------------
+    def cancel(self) -> None:
+        """Thread-safe; the run stops at its next event with reason "cancelled"."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cost(self) -> CostSummary:
+        return self._meter.summary()
+
+    def run(self) -> Iterator[Event]:
+        if self._started:
+            raise RuntimeError("Search.run() can be called once per Search")
+        self._started = True
+        self._meter.start()
+        reason: StopReason = "error"
+        detail = ""
+        try:
+            problem = check_question(self.question)
+            if problem is not None:
+                reason, detail = "invalid_question", problem
+            elif self.cancelled:
+                reason, detail = "cancelled", "cancelled before the run started"
+            else:
+                reason, detail = yield from self._drive()
+        except GeneratorExit:
+            # The consumer closed the generator: keep a result anyway, then let it close.
+            self.result = self._finish("cancelled", "the consumer stopped reading events")
+            raise
+        except Exception as exc:  # never propagate to the UI: report it as the stop reason
+            log.exception("search failed")
+            reason, detail = "error", one_line(exc)
+        self.result = self._finish(reason, detail)
+        yield from self._final_events()
+
+    def _drive(self) -> Generator[Event, None, tuple[StopReason, str]]:
+        from mcts.strategies import strategy_for
+
+        inner = strategy_for(self)
+        while True:
+            try:
+                event = next(inner)
+            except StopIteration as stop:
+                return stop.value
+            self._record(event)
+            yield event
+            if self.cancelled:
+                inner.close()
+                return "cancelled", "stopped by the user"
+
+    def _record(self, event: Event) -> None:
+        self.events_log.append(event)
+
+    def _finish(self, reason: StopReason, detail: str) -> SearchResult:
+        self._meter.stop()
+        answer, sparql, node_ids, votes = decide(self.tree, self.settings.vote_mode)
+        return SearchResult(
+            question=self.question,
+            answer=answer,
+            sparql=sparql,
+            answer_node_ids=node_ids,
+            votes=votes,
+            best_by_value=best_terminal_by_value(self.tree),
+            best_by_ig=best_terminal_by_ig(self.tree),
+            stop_reason=reason,
+            detail=detail,
+            rounds=self.rounds_done,
+            nodes=len(self.tree),
+            cost=self._meter.summary(),
+            terminals=len(self.tree.terminals()),
+        )
+
+    def _final_events(self) -> list[Event]:
+        res = self.result
+        assert res is not None  # set by run() before this is called
+        events: list[Event] = [
+            AnswerReady(answer=res.answer_names, sparql=res.sparql, node_ids=res.answer_node_ids),
+            SearchStopped(reason=res.stop_reason, detail=res.detail, rounds=res.rounds, nodes=res.nodes),
+        ]
+        self.events_log.extend(events)
+        return events
+
+    # ---- stopping -----------------------------------------------------------------
+    def answered(self) -> int:
+        return sum(1 for n in self.tree.nodes if n.terminal and n.answer)
+
+    def early_stop(self) -> tuple[StopReason, str] | None:
+        if self.answered() >= self.settings.early_stop_terminals:
+            return "enough_terminals", f"{self.answered()} terminal branches returned a non-empty result"
+        return None
+
+    @property
+    def scores_rewards(self) -> bool:
+        return self.settings.method not in (Method.VOTE, Method.SINGLE) or self.score_baselines
+
+    # ---- shared phases ------------------------------------------------------------
+    def propose(self, node_id: int, history: Sequence[Step], k: int, rng: random.Random, greedy: bool):
+        """Policy.propose with cost counting; identical actions merged again (defensive)."""
+        self._meter.propose_call()
+        try:
+            candidates = self.policy.propose(self.question, list(history), k, rng=rng, greedy=greedy)
+        except Exception as exc:
+            raise SearchFailure(f"policy failed at node {node_id}: {one_line(exc)}") from exc
+        merged: dict[str, Candidate] = {}
+        for cand in candidates:
+            merged.setdefault(cand.key(), cand)
+        return list(merged.values())[:k]
+
+    def execute(self, cand: Candidate) -> Step:
+        """Run the candidate's tool; an unparsable candidate becomes an error observation."""
+        if cand.action is None:
+            reason = cand.parse_error or "the completion is not one well-formed tool call"
+            obs = Observation.error(f"could not parse the action: {reason}")
+            return Step(thought=cand.thought, action=None, observation=obs, raw_text=cand.raw_text)
+        t0 = time.perf_counter()
+        try:
+            obs = self.tools.run(cand.action)
+        except Exception as exc:  # tools must not raise; if one does, the agent sees it
+            log.exception("tool raised")
+            obs = Observation.error(f"{cand.action.tool} failed: {one_line(exc)}")
+        self._meter.tool_call(cand.action.tool, time.perf_counter() - t0)
+        return Step(thought=cand.thought, action=cand.action, observation=obs, raw_text=cand.raw_text)
+
+    def is_terminal(self, step: Step, depth: int) -> bool:
+        return step.is_done or depth >= self.settings.max_depth
+
+    def expand(
+        self, node_id: int, k: int, rng: random.Random, *, greedy: bool = False
+    ) -> Generator[Event, None, list[int]]:
+        """Propose up to k steps at `node_id`, run their tools, add the children."""
+        t0 = time.perf_counter()
+        history = self.tree.steps(node_id)
+        candidates = self.propose(node_id, history, k, rng, greedy)
+        yield CandidatesProposed(node_id=node_id, count=len(candidates), seconds=time.perf_counter() - t0)
+        new: list[Node] = []
+        for cand in candidates:
+            step = self.execute(cand)
+            depth = self.tree[node_id].depth + 1
+            branch = [*history, step]
+            answer, sparql = branch_answer(branch)
+            terminal = self.is_terminal(step, depth)
+            child = self.tree.add_child(
+                node_id,
+                step,
+                round=self.rounds_done + 1,
+                terminal=terminal,
+                answer=answer if terminal else (),
+                answer_sparql=sparql if terminal else "",
+                validity=validity_of(step),
+                policy_score=cand.policy_score,
+                raw_history=raw_history(branch),
+                cleaned_history=clean_history(branch, self.cleaning_rules).text,
+            )
+            new.append(child)
+        for child in new:
+            assert child.step is not None
+            action = child.step.action.render() if child.step.action else child.step.raw_text.strip()
+            yield NodeAdded(
+                node_id=child.id,
+                parent_id=node_id,
+                action=action,
+                observation=child.step.observation.text,
+                validity=child.validity,
+            )
+            if child.terminal:
+                yield TerminalFound(
+                    node_id=child.id, answer=tuple(v.name for v in child.answer), non_empty=bool(child.answer)
+                )
+        if not new:
+            self.tree[node_id].exhausted = True
+        self.refresh_closed(node_id)
+        return [c.id for c in new]
+
+    def score(self, node_ids: Sequence[int]) -> EventGen:
+        """Score the nodes' `cleaned_history` in ONE scorer batch; write r and both PPLs."""
+        if not node_ids:
+            return
+        texts = [self.tree[i].cleaned_history for i in node_ids]
+        self._meter.score_batch()
+        s = self.settings
+        try:
+            scores = self.scorer.score(
+                self.question, texts, alpha=s.alpha, beta=s.beta, prompt=self.ig_prompt
+            )
+        except Exception as exc:
+            raise SearchFailure(f"scorer failed: {one_line(exc)}") from exc
+        if len(scores) != len(texts):
+            raise SearchFailure(f"scorer returned {len(scores)} scores for {len(texts)} histories")
+        for node_id, ig in zip(node_ids, scores, strict=True):
+            node = self.tree[node_id]
+            # Constant-reward ablation: whatever scorer is plugged in, the reward is the constant.
+            node.reward = s.constant_reward if s.method == Method.CONSTANT else float(ig.reward)
+            node.ppl_history, node.ppl_with_question = ig.ppl_history, ig.ppl_with_question
+            node.truncated = ig.truncated
+            yield NodeScored(
+                node_id=node_id,
+                ppl_history=ig.ppl_history,
+                ppl_with_question=ig.ppl_with_question,
+                reward=node.reward,
+            )
+
+    def backup(self, node_id: int) -> ValuesBackedUp:
+        """N += 1, W += r * decay(depth) on every node root..node (DESIGN.md section 2).
+
+        An unscored node (single path / vote) backs up visits only (r' = 0).
+        """
+        node = self.tree[node_id]
+        s = self.settings
+        node.decay = depth_decay(node.depth, s.expected_depth, s.decay_rate)
+        reward = node.reward if node.reward is not None else 0.0
+        decayed = reward * node.decay
+        path = self.tree.path(node_id)
+        for i in path:
+            self.tree[i].visits += 1
+            self.tree[i].value_sum += decayed
+        return ValuesBackedUp(node_id=node_id, path=tuple(path), reward=reward, decayed_reward=decayed)
+
+    def refresh_closed(self, node_id: int) -> None:
+        """Recompute `exhausted` on `node_id` and its ancestors: a node with children is
+        exhausted while all of them are closed (terminal or exhausted). A node whose
+        expansion gave nothing stays exhausted. Re-evaluated, not latched: a vote path can
+        add a fresh child under a node that was closed before."""
+        while node_id != NO_PARENT:
+            node = self.tree[node_id]
+            if node.children:
+                node.exhausted = all(self.tree.is_closed(c) for c in node.children)
+            node_id = node.parent
+
+    def round_finished(self) -> RoundFinished:
+        self.rounds_done += 1
+        best = self.principal_leaf()
+        return RoundFinished(
+            round=self.rounds_done,
+            nodes=len(self.tree),
+            terminals=len(self.tree.terminals()),
+            answered=self.answered(),
+            best_node_id=best,
+            best_reward=self.tree[best].reward,
+        )
+
+    def principal_leaf(self) -> int:
+        """Follow the child with the highest W/N (ties: lowest id) from the root down."""
+        node_id = ROOT_ID
+        while self.tree[node_id].children:
+            node_id = min(self.tree[node_id].children, key=lambda c: (-self.tree[c].mean_value, c))
+        return node_id
+
+
+def run_search(
+    question: str,
+    settings: SearchSettings,
+    *,
+    policy: Policy,
+    scorer: Scorer,
+    tools: Tools,
+    cleaning_rules: Collection[CleaningRule] = DEFAULT_RULES,
+    ig_prompt: str = DEFAULT_IG_PROMPT,
+    meta: RunMeta | None = None,
+    score_baselines: bool = False,
+) -> tuple[Search, SearchResult]:
+    """Run a search to the end, discarding the events (they stay in `search.events_log`)."""
+    search = Search(
+        question,
+        settings,
+        policy=policy,
+        scorer=scorer,
+        tools=tools,
+        cleaning_rules=cleaning_rules,
+        ig_prompt=ig_prompt,
+        meta=meta,
+        score_baselines=score_baselines,
+    )
+    for _ in search.run():
+        pass
+    assert search.result is not None  # run() always sets it
+    return search, search.result

@@ -1,0 +1,169 @@
+"""Per-method drivers: which nodes each round expands, scores and backs up.
+
+Each driver is a generator over a `Search` (which owns the tree and the shared phases
+expand / simulate / score / back up) that yields events and returns `(stop reason,
+detail)`. The six methods differ only where the paper says they do (DESIGN.md 2):
+
+- fast, constant: one round = select a leaf by UCT from the root (unvisited child
+  first), expand k, score all new children in one IG batch, back up each child's
+  decayed reward. Constant: the reward is `settings.constant_reward`.
+- classic: as fast, but every non-terminal new child is first simulated (k=1,
+  sampled) to Done or max depth; the simulation's end state is what gets scored.
+  Simulated steps are stored on the node, not added to the tree. Only tree terminals
+  vote; the simulation's executed answer is recorded as `node.simulated_answer`.
+- beam: one round = one level: expand every kept node, score the children in one
+  batch, keep the top `beam_width` non-terminal children by reward (ties: lowest id).
+- vote: one round = one independent sampled path from the root (k=1, its own
+  `random.Random` derived from the seed); paths are separate branches of one tree.
+- single: one greedy path.
+
+Single and vote make no scorer calls unless the search was asked to score baselines
+(the evaluation compares costs). Knows nothing of models or tools.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Generator
+from typing import TYPE_CHECKING
+
+from mcts.cleaning import clean_history
+from mcts.events import Event, NodeSelected, RoundStarted, SimulationStep, StopReason
+from mcts.settings import Method
+from mcts.tree import ROOT_ID, Tree
+
+if TYPE_CHECKING:
+    from mcts.search import Search
+
+Driver = Generator[Event, None, tuple[StopReason, str]]
+
+
+def strategy_for(search: Search) -> Driver:
+    method = search.settings.method
+    if method in (Method.FAST, Method.CLASSIC, Method.CONSTANT):
+        return mcts_rounds(search)
+    if method == Method.BEAM:
+        return beam_rounds(search)
+    return path_rounds(search)
+
+
+def select_leaf(tree: Tree, c: float) -> int:
+    """Descend from the root by UCT among open (not closed) children; ties: lowest id."""
+    node_id = ROOT_ID
+    while tree[node_id].children:
+        open_children = [ch for ch in tree[node_id].children if not tree.is_closed(ch)]
+        if not open_children:
+            break  # cannot happen while closed-ness is kept up to date; stay here
+        node_id = max(open_children, key=lambda ch: (tree.uct(ch, c), -ch))
+    return node_id
+
+
+def _exhausted(search: Search) -> tuple[StopReason, str]:
+    return "exhausted", f"no open branch left after {search.rounds_done} rounds"
+
+
+def mcts_rounds(search: Search) -> Driver:
+    s = search.settings
+    for _ in range(s.rounds):
+        if search.tree.is_closed(ROOT_ID):
+            return _exhausted(search)
+        round_no = search.rounds_done + 1
+        yield RoundStarted(round=round_no, max_rounds=s.rounds)
+        leaf = select_leaf(search.tree, s.c)
+        yield NodeSelected(round=round_no, node_id=leaf, path=tuple(search.tree.path(leaf)))
+        children = yield from search.expand(leaf, s.k, search.rng)
+        if s.method == Method.CLASSIC:
+            for child in children:
+                if not search.tree[child].terminal:
+                    yield from simulate(search, child)
+        yield from search.score(children)
+        for child in children:
+            yield search.backup(child)
+        yield search.round_finished()
+        stop = search.early_stop()
+        if stop is not None:
+            return stop
+    if search.tree.is_closed(ROOT_ID):
+        return _exhausted(search)
+    return "budget", f"all {s.rounds} rounds used"
+
+
+def simulate(search: Search, node_id: int) -> Generator[Event, None, None]:
+    """Classic MCTS rollout: the policy continues one sampled path to Done or max depth."""
+    from mcts.search import branch_answer
+
+    node = search.tree[node_id]
+    history = search.tree.steps(node_id)
+    simulated = []
+    depth = node.depth
+    while depth < search.settings.max_depth and not (simulated and simulated[-1].is_done):
+        candidates = search.propose(node_id, [*history, *simulated], 1, search.rng, greedy=False)
+        if not candidates:
+            break
+        step = search.execute(candidates[0])
+        simulated.append(step)
+        depth += 1
+        action = step.action.render() if step.action is not None else step.raw_text.strip()
+        yield SimulationStep(
+            node_id=node_id, index=len(simulated) - 1, action=action, observation=step.observation.text
+        )
+    end_state = [*history, *simulated]
+    node.simulation = tuple(simulated)
+    node.simulated_answer = branch_answer(end_state)[0]
+    # The node's cleaned history is what the scorer reads: here, the simulation's end state.
+    node.cleaned_history = clean_history(end_state, search.cleaning_rules).text
+
+
+def beam_rounds(search: Search) -> Driver:
+    s = search.settings
+    kept = [ROOT_ID]
+    for _ in range(s.rounds):
+        if not kept:
+            return _exhausted(search)
+        round_no = search.rounds_done + 1
+        yield RoundStarted(round=round_no, max_rounds=s.rounds)
+        new: list[int] = []
+        for node_id in kept:
+            yield NodeSelected(round=round_no, node_id=node_id, path=tuple(search.tree.path(node_id)))
+            new += yield from search.expand(node_id, s.k, search.rng)
+        yield from search.score(new)
+        for child in new:
+            yield search.backup(child)
+        open_children = [c for c in new if not search.tree[c].terminal]
+        ranked = sorted(open_children, key=lambda c: (-(search.tree[c].reward or 0.0), c))
+        kept = ranked[: s.beam_width]
+        yield search.round_finished()
+        stop = search.early_stop()
+        if stop is not None:
+            return stop
+    if not kept:
+        return _exhausted(search)
+    return "budget", f"all {s.rounds} levels used"
+
+
+def path_rounds(search: Search) -> Driver:
+    s = search.settings
+    single = s.method == Method.SINGLE
+    paths = 1 if single else min(s.vote_samples, s.rounds)
+    for index in range(paths):
+        # Each vote path has its own generator derived from the seed, so path i is the
+        # same whatever the other paths did; str seeds are hashed stably by `random`.
+        rng = search.rng if single else random.Random(f"{s.seed}:path:{index}")
+        round_no = search.rounds_done + 1
+        yield RoundStarted(round=round_no, max_rounds=paths)
+        node_id = ROOT_ID
+        yield NodeSelected(round=round_no, node_id=node_id, path=(ROOT_ID,))
+        while not search.tree[node_id].terminal:
+            children = yield from search.expand(node_id, 1, rng, greedy=single)
+            if not children:
+                break
+            node_id = children[0]
+            if search.scores_rewards:
+                yield from search.score([node_id])
+            yield search.backup(node_id)
+        yield search.round_finished()
+        stop = search.early_stop()
+        if stop is not None:
+            return stop
+    label = "greedy path" if single else f"{paths} sampled paths"
+    return "budget", f"{label} done"

@@ -1,0 +1,121 @@
+"""Traces: save -> load gives an identical tree, events and result; bad files give one clear line."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+
+import pytest
+
+from mcts.run_meta import RunMeta
+from mcts.search import Search
+from mcts.serialize import node_to_dict
+from mcts.settings import Method, SearchSettings
+from mcts.trace import (
+    TRACE_SCHEMA_VERSION,
+    TraceError,
+    load_trace,
+    save_trace,
+    trace_from_json,
+    trace_from_search,
+    trace_to_json,
+)
+from mcts.tree import Node
+from tests.toy_world import QUESTION, toy_world
+
+META = RunMeta(kb_spec="toy", policy_model="toy", scorer_model="toy-ig", policy_kind="toy")
+
+
+def _finished(method: Method, **changes) -> Search:
+    p, s, t = toy_world()
+    search = Search(
+        QUESTION, SearchSettings(method=method, **changes), policy=p, scorer=s, tools=t, meta=META
+    )
+    for _ in search.run():
+        pass
+    return search
+
+
+@pytest.mark.parametrize("method", list(Method))
+def test_saved_trace_loads_back_into_an_identical_tree(tmp_path, method):
+    search = _finished(method, rounds=3)
+    path = save_trace(trace_from_search(search), tmp_path / "run" / "trace.json")
+    loaded = load_trace(path)
+    tree = loaded.to_tree()
+    assert len(tree) == len(search.tree)
+    for original, copy in zip(search.tree.nodes, tree.nodes, strict=True):
+        for f in fields(Node):
+            assert getattr(copy, f.name) == getattr(original, f.name), (original.id, f.name)
+        assert node_to_dict(copy) == node_to_dict(original)  # also observation.meta
+    assert loaded.events == tuple(search.events_log)
+    assert loaded.result == search.result
+    assert loaded.settings == search.settings and loaded.meta == META
+    assert loaded.question == QUESTION and loaded.schema_version == TRACE_SCHEMA_VERSION
+    assert "drop_thoughts" in loaded.cleaning_rules
+
+
+def test_classic_trace_keeps_simulations(tmp_path):
+    search = _finished(Method.CLASSIC, rounds=2)
+    tree = load_trace(save_trace(trace_from_search(search), tmp_path / "t.json")).to_tree()
+    assert any(n.simulation for n in tree.nodes)
+    assert [n.simulation for n in tree.nodes] == [n.simulation for n in search.tree.nodes]
+
+
+def test_save_is_atomic_and_overwrites(tmp_path):
+    search = _finished(Method.SINGLE)
+    target = tmp_path / "t.json"
+    target.write_text("old")
+    save_trace(trace_from_search(search), target)
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]  # no temporary file left
+    assert json.loads(target.read_text())["schema_version"] == TRACE_SCHEMA_VERSION
+
+
+def test_trace_of_a_running_search_has_no_result_yet():
+    p, s, t = toy_world()
+    search = Search(QUESTION, SearchSettings(), policy=p, scorer=s, tools=t)
+    gen = search.run()
+    for _ in range(5):
+        next(gen)
+    trace = trace_from_json(trace_to_json(trace_from_search(search)))
+    assert trace.result is None and len(trace.to_tree()) == len(search.tree)
+    gen.close()
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "not an object"),
+        ('{"schema_version": 99}', "unsupported trace schema_version 99"),
+        ('{"schema_version": 1, "settings": {}, "nodes": []}', "missing the field 'question'"),
+        (
+            '{"schema_version": 1, "question": "q", "settings": {"rounds": 0}, "nodes": []}',
+            "rounds must be >= 1",
+        ),
+        ('{"schema_version": 1, "question": "q", "settings": {}, "nodes": []}', "at least the root"),
+        (
+            '{"schema_version": 1, "question": "q", "settings": {}, "nodes": [], "events": [{"kind": "boom"}]}',
+            "unknown event kind 'boom'",
+        ),
+    ],
+)
+def test_bad_trace_files_raise_one_clear_line(tmp_path, content, fragment):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(TraceError) as info:
+        load_trace(path)
+    message = str(info.value)
+    assert fragment in message and "\n" not in message
+
+
+def test_missing_trace_file_is_a_trace_error(tmp_path):
+    with pytest.raises(TraceError, match="trace file not found"):
+        load_trace(tmp_path / "nope.json")
+
+
+def test_tampered_tree_links_are_rejected(tmp_path):
+    search = _finished(Method.SINGLE)
+    data = json.loads(trace_to_json(trace_from_search(search)))
+    data["nodes"][0]["children"] = []
+    with pytest.raises(TraceError, match="not listed among the children"):
+        trace_from_json(json.dumps(data))

@@ -1,0 +1,106 @@
+"""The final vote over terminal branches, against hand-built trees."""
+
+from __future__ import annotations
+
+from kb.actions import Action
+from kb.observation import Observation, Value
+from mcts.settings import VoteMode
+from mcts.steps import Step
+from mcts.tree import ROOT_ID, Tree
+from mcts.voting import (
+    SearchResult,
+    best_terminal_by_ig,
+    best_terminal_by_value,
+    decide,
+    tally_votes,
+)
+
+STEP = Step(thought="", action=Action("Done"), observation=Observation(text="Done."))
+A = (Value("Alpha", "m.a"),)
+B = (Value("Beta", "m.b"), Value("Beta", "m.b2"))  # two entities named alike: one answer name
+C = (Value("Gamma", "m.c"),)
+
+
+def _terminal(tree: Tree, answer, mean: float, reward: float, sparql: str = ""):
+    node = tree.add_child(
+        ROOT_ID, STEP, terminal=True, answer=answer, answer_sparql=sparql or f"q{len(tree)}"
+    )
+    node.visits, node.value_sum, node.reward = 2, 2 * mean, reward
+    return node
+
+
+def _tree() -> Tree:
+    tree = Tree("q")
+    _terminal(tree, A, mean=0.5, reward=0.4)  # 1
+    _terminal(tree, B, mean=0.9, reward=0.3)  # 2
+    _terminal(tree, A, mean=0.7, reward=1.9)  # 3
+    _terminal(tree, B, mean=0.1, reward=0.2)  # 4
+    _terminal(tree, C, mean=2.0, reward=1.0)  # 5
+    _terminal(tree, (), mean=5.0, reward=5.0)  # 6: empty result, does not vote
+    tree.add_child(ROOT_ID, STEP).value_sum = 99.0  # 7: not terminal, does not vote
+    return tree
+
+
+def test_plurality_tie_goes_to_the_answer_whose_best_branch_has_higher_mean_value():
+    rows = tally_votes(_tree(), VoteMode.PLURALITY)
+    assert [r.answer for r in rows] == [("Beta",), ("Alpha",), ("Gamma",)]
+    assert [r.count for r in rows] == [2, 2, 1]
+    assert rows[0].node_ids == (2, 4)  # best branch first
+    assert rows[1].node_ids == (3, 1)
+
+
+def test_value_weighted_vote_sums_mean_values():
+    rows = tally_votes(_tree(), VoteMode.VALUE_WEIGHTED)
+    assert [r.answer for r in rows] == [("Gamma",), ("Alpha",), ("Beta",)]
+    assert [round(r.weight, 6) for r in rows] == [2.0, 1.2, 1.0]
+
+
+def test_plurality_majority_beats_value():
+    tree = _tree()
+    _terminal(tree, A, mean=0.0, reward=0.0)
+    answer, sparql, ids, rows = decide(tree, VoteMode.PLURALITY)
+    assert answer == A and ids == (3, 1, 8) and sparql == "q3"  # the best Alpha branch's query
+
+
+def test_best_terminals_by_mean_value_and_by_reward_ignore_empty_results():
+    tree = _tree()
+    assert best_terminal_by_value(tree) == 5
+    assert best_terminal_by_ig(tree) == 3
+
+
+def test_no_answering_branch_gives_an_empty_answer():
+    tree = Tree("q")
+    _terminal(tree, (), mean=1.0, reward=1.0)
+    assert decide(tree, VoteMode.PLURALITY) == ((), "", (), ())
+    assert best_terminal_by_value(tree) is None
+
+
+def test_unscored_branches_have_no_best_by_value():
+    tree = Tree("q")
+    node = tree.add_child(ROOT_ID, STEP, terminal=True, answer=A)
+    node.visits = 1
+    assert best_terminal_by_value(tree) is None and best_terminal_by_ig(tree) is None
+    assert tally_votes(tree)[0].answer == ("Alpha",)
+
+
+def test_search_result_round_trips_through_a_dict():
+    from mcts.cost import CostSummary
+
+    answer, sparql, ids, rows = decide(_tree(), VoteMode.PLURALITY)
+    result = SearchResult(
+        question="q",
+        answer=answer,
+        sparql=sparql,
+        answer_node_ids=ids,
+        votes=rows,
+        best_by_value=5,
+        best_by_ig=3,
+        stop_reason="budget",
+        detail="all 12 rounds used",
+        rounds=12,
+        nodes=8,
+        cost=CostSummary(policy_calls=3, tool_calls={"ExecuteSPARQL": 2}, wall_s=1.5),
+        terminals=6,
+    )
+    assert SearchResult.from_dict(result.to_dict()) == result
+    assert result.answer_names == ("Beta",)
