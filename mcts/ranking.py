@@ -214,3 +214,82 @@ def stored_rewards(tree: Tree, eligible: Callable[[int], bool]) -> dict[int, flo
 
 def random_scores(tree: Tree, eligible: Callable[[int], bool], rng: random.Random) -> dict[int, float]:
     return {n.id: rng.random() for n in tree.nodes if eligible(n.id)}
+
+
+# ---- the analysis over questions ----------------------------------------------------
+
+RANKERS = ("ig", "cot", "random", "tree_reward")
+RANKER_LABELS = {
+    "ig": "IG reward (re-scored per sibling group)",
+    "cot": "CoT 1-10 rating",
+    "random": "random order (seeded)",
+    "tree_reward": "classic MCTS stored reward (simulated end state)",
+}
+CSV_FIELDS = (
+    "ranker",
+    "question_id",
+    "parent_id",
+    "depth",
+    "n_children",
+    "top1",
+    "top3",
+    "tau",
+    "children",
+    "scores",
+    "true_values",
+)
+
+
+def analyse_tree(
+    tree: Tree,
+    gold: Sequence[GoldAnswer],
+    rankers: Mapping[str, Callable[[Tree, Callable[[int], bool]], Mapping[int, float]]],
+    *,
+    question_id: str = "",
+) -> list[ParentComparison]:
+    """Score the terminals, back up true values, and compare every ranker's sibling order."""
+    values = true_values(tree, terminal_f1s(tree, gold))
+
+    def eligible(node_id: int) -> bool:
+        return node_id in values
+
+    out: list[ParentComparison] = []
+    for name, ranker in rankers.items():
+        out += compare_tree(tree, ranker(tree, eligible), values, ranker=name, question_id=question_id)
+    return out
+
+
+def csv_row(c: ParentComparison) -> dict[str, object]:
+    return {
+        "ranker": c.ranker,
+        "question_id": c.question_id,
+        "parent_id": c.parent_id,
+        "depth": c.depth,
+        "n_children": len(c.children),
+        "top1": int(c.top1),
+        "top3": int(c.top3),
+        "tau": "" if c.tau is None else f"{c.tau:.4f}",
+        "children": " ".join(map(str, c.children)),
+        "scores": " ".join(f"{s:.4f}" for s in c.scores),
+        "true_values": " ".join(f"{v:.4f}" for v in c.true_values),
+    }
+
+
+def ranking_markdown(comparisons: Sequence[ParentComparison], rankers: Sequence[str] = RANKERS) -> str:
+    lines = [
+        "| ranker | parents | top-1 best branch | best in top-3 | mean Kendall tau (parents) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name in rankers:
+        s = summarise_rankings(comparisons, name)
+        if not s.parents:
+            continue
+        tau = f"{s.mean_tau:.3f} ({s.tau_parents})" if s.mean_tau is not None else f"- ({s.tau_parents})"
+        lines.append(
+            f"| {RANKER_LABELS.get(name, name)} | {s.parents} | {100 * s.top1:.2f}% | {100 * s.top3:.2f}% | {tau} |"
+        )
+    p = PAPER_CWQ
+    lines.append(
+        f"| paper, CWQ, IG (Llama-3.1-8B) | - | {100 * p['top1']:.2f}% | {100 * p['top3']:.0f}% | {p['tau']:.2f} |"
+    )
+    return "\n".join(lines)

@@ -126,3 +126,67 @@ def test_scorer_scores_rescore_each_sibling_group_in_one_batch():
     rng_a = random_scores(t, lambda i: i in values, random.Random(3))
     rng_b = random_scores(t, lambda i: i in values, random.Random(3))
     assert rng_a == rng_b  # seeded random order is reproducible
+
+
+class _DigitTokenizer:
+    """Spells " r" like SmolLM2: a space token, then one token per digit ("0" is id 20)."""
+
+    def __init__(self, *, words: bool = False) -> None:
+        self.words = words  # True: a whole number is one token (a tokenizer the scorer refuses)
+
+    def __call__(self, text, add_special_tokens=False):
+        if self.words:
+            return {"input_ids": [0, 100 + int(text)]} if int(text) < 10 else {"input_ids": [0, 7, 7]}
+        return {"input_ids": [0] + [20 if ch == "0" else int(ch) for ch in text.strip()]}
+
+
+def test_rating_tokens_find_the_shared_space_and_the_two_token_ten():
+    from mcts.cot_scorer import rating_tokens
+
+    tokens = rating_tokens(_DigitTokenizer())
+    assert tokens.shared == (0,)
+    assert tokens.digits == tuple(range(1, 10))
+    assert tokens.ten == (1, 20)
+    with pytest.raises(ValueError, match="single digit tokens"):
+        rating_tokens(_DigitTokenizer(words=True))
+
+
+def test_expected_rating_hand_computed():
+    from mcts.cot_scorer import RatingTokens, expected_rating
+
+    tokens = RatingTokens(shared=(0,), digits=tuple(range(1, 10)), ten=(1, 20))  # "10" = "1", "0"(id 20)
+    p_next = [0.0] * 30
+    p_next[1] = 0.5  # "1"
+    p_next[7] = 0.5  # "7"
+    p_after_one = [0.0] * 30
+    p_after_one[20] = 0.4  # "1" followed by "0": 10
+    # p(1) = .5 * .6 = .3, p(10) = .5 * .4 = .2, p(7) = .5 -> E = (.3 + 3.5 + 2) / 1 = 5.8
+    assert expected_rating(p_next, p_after_one, tokens) == pytest.approx(5.8)
+    single_ten = RatingTokens(shared=(), digits=tuple(range(1, 10)), ten=(25,))
+    p = [0.0] * 30
+    p[25], p[2] = 0.75, 0.25
+    assert expected_rating(p, None, single_ten) == pytest.approx(0.75 * 10 + 0.25 * 2)
+    assert expected_rating([0.0] * 30, None, single_ten) == 5.5  # no mass on any rating
+
+
+@pytest.mark.slow
+def test_cot_scorer_on_the_real_model_is_deterministic_and_in_range(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from mcts.cot_scorer import CotScorer
+    from mcts.models import ModelLoadError, load_model
+
+    try:
+        model = load_model(None)
+    except ModelLoadError as exc:
+        pytest.skip(f"bundled model not available: {exc}")
+    scorer = CotScorer(model)
+    histories = [
+        'Action: ExecuteSPARQL("SELECT ?x WHERE { ns:m.0dl567 ns:film.actor.film ?c . ?c ns:film.performance.film ?x }")\n'
+        "Observation: The Lorax, Valentine's Day",
+        'Action: SearchNodes()\nObservation: "Taylor Swift" | Description: American singer-songwriter',
+    ]
+    first = scorer.score("What movie was Taylor Swift in?", histories, alpha=2.0, beta=10.0)
+    again = scorer.score("What movie was Taylor Swift in?", histories, alpha=2.0, beta=10.0)
+    assert [s.reward for s in first] == [s.reward for s in again]
+    assert all(1.0 <= s.reward <= 10.0 for s in first)
+    assert scorer.usage.calls == 4

@@ -1,0 +1,252 @@
+"""Evaluation report: merge results files, one table per method, per-hop F1, plots.
+
+Reads the JSONL lines `mcts.evaluate` writes (any number of run directories or
+shard files; for a (question, method) pair seen twice the last readable line wins,
+and a line with an error loses to one without). Methods are compared on the
+questions that *every* listed method finished, so "time vs vote" and F1 compare
+like with like; the table says how many questions that is.
+
+Columns: F1 (mean per-question F1 of the voted answer), Hits@1, acc (F1 = 1),
+best-branch F1 (mean of the best terminal-branch F1: the answer the search found
+but the vote may not have picked), gen calls/q (policy generation calls),
+forward passes/q (IG scorer forward passes + guided-policy candidate passes),
+s/q (wall seconds), time vs vote (s/q over the vote method's s/q), F1 of means.
+
+Plots (PNG via matplotlib's Agg backend, HTML via plotly with plotly.min.js written
+once beside them so the pages open offline): F1 vs seconds per question, one point
+per method; F1 per hop count per method. Knows nothing of search or models.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcts.evaluate import EvalRow, read_rows, result_files
+
+
+@dataclass(frozen=True)
+class MethodStats:
+    method: str
+    n: int
+    f1: float
+    hits1: float
+    accuracy: float
+    best_branch_f1: float
+    gen_calls: float  # per question
+    forward_passes: float  # per question
+    seconds: float  # wall seconds per question
+    time_vs_vote: float | None
+    precision: float
+    recall: float
+    f1_of_means: float
+    errors: int  # pairs that failed outside the search or stopped with "error"
+
+
+def collect_rows(sources: Iterable[str | Path]) -> list[EvalRow]:
+    """Rows from run directories and/or results files, one per (question, method)."""
+    paths: list[Path] = []
+    for src in sources:
+        p = Path(src)
+        paths.extend(result_files(p) if p.is_dir() else [p])
+    best: dict[tuple[str, str], EvalRow] = {}
+    for row in read_rows(paths):
+        key = (row.question_id, row.method)
+        if key not in best or not row.error or best[key].error:
+            best[key] = row
+    return list(best.values())
+
+
+def _methods_in(rows: Sequence[EvalRow], order: Sequence[str] | None) -> list[str]:
+    seen = list(dict.fromkeys(r.method for r in rows))
+    if order:
+        return [m for m in order if m in seen]
+    from mcts.evaluate import ALL_METHODS
+
+    canonical = [m.value for m in ALL_METHODS]
+    return sorted(seen, key=lambda m: (canonical.index(m) if m in canonical else len(canonical), m))
+
+
+def common_questions(rows: Sequence[EvalRow], methods: Sequence[str]) -> set[str]:
+    by_method: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        by_method[r.method].add(r.question_id)
+    sets = [by_method[m] for m in methods]
+    return set.intersection(*sets) if sets else set()
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def method_stats(rows: Sequence[EvalRow], methods: Sequence[str] | None = None) -> list[MethodStats]:
+    names = _methods_in(rows, methods)
+    common = common_questions(rows, names)
+    stats: list[MethodStats] = []
+    for m in names:
+        mine = [r for r in rows if r.method == m and r.question_id in common]
+        p, rec = _mean([r.precision for r in mine]), _mean([r.recall for r in mine])
+        stats.append(
+            MethodStats(
+                method=m,
+                n=len(mine),
+                f1=_mean([r.f1 for r in mine]),
+                hits1=_mean([float(r.hits1) for r in mine]),
+                accuracy=_mean([float(r.exact) for r in mine]),
+                best_branch_f1=_mean([r.best_branch_f1 for r in mine]),
+                gen_calls=_mean([float(r.cost.get("policy_calls", 0)) for r in mine]),
+                forward_passes=_mean(
+                    [
+                        float(r.cost.get("ig_forward_passes", 0)) + float(r.cost.get("candidate_passes", 0))
+                        for r in mine
+                    ]
+                ),
+                seconds=_mean([float(r.cost.get("wall_s", 0.0)) for r in mine]),
+                time_vs_vote=None,
+                precision=p,
+                recall=rec,
+                f1_of_means=2 * p * rec / (p + rec) if p + rec else 0.0,
+                errors=sum(1 for r in mine if r.error or r.stop_reason == "error"),
+            )
+        )
+    vote = next((s for s in stats if s.method == "vote"), None)
+    if vote is not None and vote.seconds > 0:
+        from dataclasses import replace
+
+        stats = [replace(s, time_vs_vote=s.seconds / vote.seconds) for s in stats]
+    return stats
+
+
+def markdown_table(stats: Sequence[MethodStats]) -> str:
+    head = (
+        "| method | F1 | Hits@1 | acc | best-branch F1 | gen calls/q | forward passes/q | s/q | time vs vote "
+        "| F1 of means | n | errors |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    lines = [head]
+    for s in stats:
+        ratio = f"{s.time_vs_vote:.2f}x" if s.time_vs_vote is not None else "-"
+        lines.append(
+            f"| {s.method} | {100 * s.f1:.2f} | {100 * s.hits1:.2f} | {100 * s.accuracy:.2f} "
+            f"| {100 * s.best_branch_f1:.2f} | {s.gen_calls:.1f} | {s.forward_passes:.1f} | {s.seconds:.1f} "
+            f"| {ratio} | {100 * s.f1_of_means:.2f} | {s.n} | {s.errors} |"
+        )
+    return "\n".join(lines)
+
+
+def hop_f1(
+    rows: Sequence[EvalRow], methods: Sequence[str] | None = None
+) -> dict[str, dict[int, tuple[int, float]]]:
+    """method -> hops -> (questions, mean F1), on the common questions; unknown hops are -1."""
+    names = _methods_in(rows, methods)
+    common = common_questions(rows, names)
+    out: dict[str, dict[int, tuple[int, float]]] = {}
+    for m in names:
+        groups: dict[int, list[float]] = defaultdict(list)
+        for r in rows:
+            if r.method == m and r.question_id in common:
+                groups[r.hops if r.hops is not None else -1].append(r.f1)
+        out[m] = {h: (len(v), _mean(v)) for h, v in sorted(groups.items())}
+    return out
+
+
+def hop_markdown(table: dict[str, dict[int, tuple[int, float]]]) -> str:
+    hops = sorted({h for per in table.values() for h in per})
+    label = {-1: "unknown"}
+    head = "| method | " + " | ".join(f"F1 {label.get(h, f'{h}-hop')}" for h in hops) + " |"
+    lines = [head, "|---|" + "---:|" * len(hops)]
+    for m, per in table.items():
+        cells = [f"{100 * per[h][1]:.2f} (n={per[h][0]})" if h in per else "-" for h in hops]
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_plots(
+    stats: Sequence[MethodStats], hops: dict[str, dict[int, tuple[int, float]]], out_dir: Path
+) -> list[Path]:
+    """F1-vs-time and per-hop F1, as PNG and HTML; returns the files written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import plotly.graph_objects as go
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for s in stats:
+        ax.scatter(s.seconds, 100 * s.f1)
+        ax.annotate(s.method, (s.seconds, 100 * s.f1), textcoords="offset points", xytext=(4, 4))
+    ax.set_xlabel("seconds per question")
+    ax.set_ylabel("F1 (%)")
+    ax.set_title("F1 vs time per method")
+    fig.tight_layout()
+    fig.savefig(out_dir / "f1_vs_time.png", dpi=120)
+    plt.close(fig)
+    written.append(out_dir / "f1_vs_time.png")
+
+    hop_keys = sorted({h for per in hops.values() for h in per})
+    fig, ax = plt.subplots(figsize=(7, 4))
+    width = 0.8 / max(1, len(hops))
+    for i, (m, per) in enumerate(hops.items()):
+        xs = [j + i * width for j in range(len(hop_keys))]
+        ax.bar(xs, [100 * per.get(h, (0, 0.0))[1] for h in hop_keys], width=width, label=m)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(hop_keys))])
+    ax.set_xticklabels([f"{h}-hop" if h >= 0 else "unknown" for h in hop_keys])
+    ax.set_ylabel("F1 (%)")
+    ax.set_title("F1 per hop count")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out_dir / "f1_per_hop.png", dpi=120)
+    plt.close(fig)
+    written.append(out_dir / "f1_per_hop.png")
+
+    scatter = go.Figure(
+        go.Scatter(
+            x=[s.seconds for s in stats],
+            y=[100 * s.f1 for s in stats],
+            mode="markers+text",
+            text=[s.method for s in stats],
+            textposition="top center",
+        )
+    )
+    scatter.update_layout(
+        title="F1 vs time per method", xaxis_title="seconds per question", yaxis_title="F1 (%)"
+    )
+    scatter.write_html(out_dir / "f1_vs_time.html", include_plotlyjs="directory")
+    bars = go.Figure(
+        [
+            go.Bar(
+                name=m, x=[f"{h}-hop" for h in hop_keys], y=[100 * per.get(h, (0, 0.0))[1] for h in hop_keys]
+            )
+            for m, per in hops.items()
+        ]
+    )
+    bars.update_layout(title="F1 per hop count", barmode="group", yaxis_title="F1 (%)")
+    bars.write_html(out_dir / "f1_per_hop.html", include_plotlyjs="directory")
+    written += [out_dir / "f1_vs_time.html", out_dir / "f1_per_hop.html"]
+    return written
+
+
+def write_report(
+    rows: Sequence[EvalRow], out_dir: str | Path, *, methods: Sequence[str] | None = None, plots: bool = True
+) -> str:
+    """Write `results.md` (+ plots) into out_dir and return the Markdown."""
+    out = Path(out_dir)
+    stats = method_stats(rows, methods)
+    hops = hop_f1(rows, methods)
+    n_common = stats[0].n if stats else 0
+    text = (
+        f"Questions finished by every method: {n_common}\n\n"
+        + markdown_table(stats)
+        + "\n\nF1 by hop count:\n\n"
+        + hop_markdown(hops)
+        + "\n"
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.md").write_text(text, encoding="utf-8")
+    if plots and stats:
+        write_plots(stats, hops, out)
+    return text
