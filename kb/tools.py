@@ -212,7 +212,10 @@ class Toolbox:
         semantic = action.semantic.strip()
         texts = [" -> ".join(preds) for _d, preds, _s in found]
         if semantic:
+            ranking_started = time.perf_counter()
             scores = self.ranker.rank(semantic, texts)
+            # The time limit is for the KB; loading the model on first use must not eat it.
+            deadline += time.perf_counter() - ranking_started
             order = sorted(range(len(found)), key=lambda i: (-round(scores[i], 6), i))
         else:
             scores = [0.0] * len(found)
