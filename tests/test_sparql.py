@@ -38,6 +38,9 @@ def test_every_cwq_corpus_query_is_accepted_parses_and_executes() -> None:
             prepared = guard_and_normalise(item["sparql"], max_rows=100)
             result = store.query(prepared.sparql)
             list(result)
+            # Idempotent: tools guard, then RemoteKB.query guards again.
+            again = guard_and_normalise(prepared.sparql, max_rows=100)
+            assert again.sparql == prepared.sparql, item["id"]
         except (QueryRejected, SyntaxError, ValueError, OSError) as exc:
             failures.append(f"{item['id']}: {exc}")
     assert failures == [], f"{len(failures)} failed, first: {failures[:3]}"

@@ -1,0 +1,406 @@
+"""A knowledge base behind any SPARQL 1.1 endpoint (Virtuoso, QLever, Oxigraph, Wikidata).
+
+`RemoteKB(url)` implements `kb.base.KnowledgeBase` over HTTP with `SPARQLWrapper`:
+
+- one SPARQLWrapper object is reused (under a lock: it is not thread-safe). The library
+  speaks through `urllib`, which keeps no connection pool, so each request opens a new
+  TCP connection (cheap on 127.0.0.1; keep-alive would need the unmaintained
+  `keepalive` package, which SPARQLWrapper installs process-wide - not worth it);
+- GET for short queries, POST (form-encoded) for long ones (URL length limits);
+- JSON results, read in chunks with a byte cap (`max_bytes`, 10 MB): a larger result
+  is cut at the last complete row and flagged `truncated` instead of being read whole;
+  rows beyond `max_rows` are dropped and flagged the same way;
+- errors are one-line `KBError`s: `QueryTimeout` (client deadline, or the server
+  cancelled the query), `EndpointUnavailable` (connection refused/reset, HTTP 502-504,
+  after `retries` retries with exponential back-off, each logged), `QueryRejected`
+  (HTTP 400: the endpoint's first message line), `KBError` for the rest.
+
+Every query goes through `kb.sparql.guard_and_normalise` first (only SELECT/ASK leave
+this machine, and the row cap becomes a LIMIT the server applies).
+
+Name search (`search_names`) is plain SPARQL; see its docstring for the choice and the
+cost. It knows nothing of the agent's tools or of search.
+"""
+
+from __future__ import annotations
+
+import codecs
+import http.client
+import json
+import logging
+import re
+import socket
+import threading
+import time
+import urllib.error
+from dataclasses import dataclass
+from typing import Any
+
+from kb.base import EndpointUnavailable, KBError, QueryRejected, QueryResult, QueryTimeout, Term
+from kb.flavour import FREEBASE, Flavour, iri_ref, sparql_string
+from kb.observation import EntityHit
+from kb.sparql import guard_and_normalise
+
+log = logging.getLogger(__name__)
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+_CHUNK = 1 << 16
+# Between two JSON result rows: `}}` closes a term and its row, `,{"` opens the next.
+# Inside a JSON string every `"` is escaped, so this cannot match within a value.
+_ROW_BOUNDARY = re.compile(rb'\}\s*\}\s*,\s*\{\s*"')
+_TIMEOUT_WORDS = ("cancelled", "canceled", "timeout", "timed out", "S1T00")
+
+
+@dataclass(frozen=True)
+class _Response:
+    body: bytes
+    server: str  # the Server header ("" when absent)
+    cut: bool  # the body was cut at max_bytes
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _endpoint_message(exc: Exception) -> str:
+    """The first line of the body an endpoint sent with an HTTP error.
+
+    SPARQLWrapper formats it into its message as `...Response:\\n<repr of bytes>`; the
+    repr is decoded with `codecs.escape_decode` (a plain unescaper, not an evaluator).
+    """
+    text = str(exc)
+    _, found, raw = text.partition("Response:\n")
+    if not found:
+        return _one_line(text)
+    if raw[:2] in ("b'", 'b"') and raw[-1:] == raw[1]:
+        raw = codecs.escape_decode(raw[2:-1].encode("utf-8", "backslashreplace"))[0].decode(
+            "utf-8", "replace"
+        )
+    first = next((line for line in raw.splitlines() if line.strip()), "")
+    return _one_line(first)
+
+
+def _is_transient(exc: BaseException) -> bool:
+    """Connection-level failures worth a retry (not timeouts, not bad queries)."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return exc.code in (502, 503, 504)
+    if isinstance(exc, urllib.error.URLError):
+        return not isinstance(exc.reason, TimeoutError | socket.timeout)
+    return isinstance(exc, ConnectionError | http.client.RemoteDisconnected | http.client.BadStatusLine)
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return True
+    return isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, TimeoutError | socket.timeout)
+
+
+def _to_term(binding: dict[str, Any]) -> Term:
+    kind = binding.get("type")
+    value = str(binding.get("value", ""))
+    if kind == "uri":
+        return Term("iri", value)
+    if kind == "bnode":
+        return Term("bnode", value)
+    datatype = binding.get("datatype")
+    if datatype in (_XSD_STRING, _LANG_STRING):
+        datatype = None  # as embedded results: plain and language strings carry none
+    return Term("literal", value, datatype, binding.get("xml:lang"))
+
+
+def _salvage(body: bytes) -> bytes:
+    """Close a JSON result cut mid-stream after its last complete row."""
+    boundaries = list(_ROW_BOUNDARY.finditer(body))
+    if not boundaries:
+        raise KBError("result too large: not even one row fits the byte cap; select fewer or shorter values")
+    close_at = body.index(b"}", boundaries[-1].start()) + 1
+    close_at = body.index(b"}", close_at) + 1
+    return body[:close_at] + b"]}}"
+
+
+def parse_json_result(body: bytes, *, max_rows: int, cut: bool = False) -> QueryResult:
+    """SPARQL 1.1 JSON results -> QueryResult; `cut` = the body was cut at the byte cap."""
+    if cut:
+        body = _salvage(body)
+    try:
+        doc = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        tail = body[-300:].decode("utf-8", "replace")
+        if any(word in tail for word in _TIMEOUT_WORDS):
+            # Oxigraph's own timeout: status 200 already sent, then the body stops
+            # with "The SPARQL operation has been cancelled".
+            raise QueryTimeout("the endpoint cancelled the query at its time limit") from None
+        raise KBError(f"endpoint sent a malformed JSON result ({exc.__class__.__name__}: {exc})") from None
+    if not isinstance(doc, dict):
+        raise KBError("endpoint sent a JSON result that is not an object")
+    if "boolean" in doc:
+        return QueryResult(boolean=bool(doc["boolean"]))
+    variables = tuple(doc.get("head", {}).get("vars", []))
+    bindings = doc.get("results", {}).get("bindings", [])
+    truncated = cut or len(bindings) > max_rows
+    rows = tuple(tuple(_to_term(b[v]) if v in b else None for v in variables) for b in bindings[:max_rows])
+    return QueryResult(variables=variables, rows=rows, truncated=truncated)
+
+
+class RemoteKB:
+    """A SPARQL 1.1 endpoint as a `KnowledgeBase`.
+
+    `timeout_s` is the default per-query deadline (connect + whole response);
+    `retries` connection failures are retried after `backoff_s * 2**i` seconds;
+    `max_bytes` caps the bytes read per result; `post_over` is the query length (in
+    characters) from which POST is used.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float = 10.0,
+        retries: int = 3,
+        backoff_s: float = 0.5,
+        flavour: Flavour | None = None,
+        max_bytes: int = 10_000_000,
+        post_over: int = 1_500,
+    ) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"not an http(s) endpoint URL: {url!r}")
+        if retries < 0 or backoff_s < 0 or timeout_s <= 0 or max_bytes <= 0:
+            raise ValueError("retries and backoff_s must be >= 0, timeout_s and max_bytes > 0")
+        self.spec = url
+        self.url = url
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.flavour = flavour or FREEBASE
+        self.max_bytes = max_bytes
+        self.post_over = post_over
+        self._lock = threading.Lock()
+        self._wrapper: Any = None
+        self._virtuoso: bool | None = None
+
+    def __repr__(self) -> str:
+        return f"RemoteKB({self.url!r})"
+
+    # ----- HTTP -----------------------------------------------------------------------
+    def _sparql_wrapper(self) -> Any:
+        if self._wrapper is None:
+            from SPARQLWrapper import JSON, SPARQLWrapper
+
+            wrapper = SPARQLWrapper(self.url, agent="mcts-kbqa (SPARQLWrapper)")
+            wrapper.setReturnFormat(JSON)
+            self._wrapper = wrapper
+        return self._wrapper
+
+    def _fetch_once(self, sparql: str, timeout_s: float) -> _Response:
+        from SPARQLWrapper import GET, POST
+
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            wrapper = self._sparql_wrapper()
+            wrapper.setQuery(sparql)
+            wrapper.setMethod(POST if len(sparql) > self.post_over else GET)
+            # setTimeout() truncates to whole seconds (0.5 s would mean "no timeout");
+            # the attribute is what urlopen receives.
+            wrapper.timeout = timeout_s
+            response = wrapper.query().response
+        try:
+            server = response.headers.get("Server", "") or ""
+            chunks: list[bytes] = []
+            size = 0
+            while size <= self.max_bytes:
+                if time.monotonic() > deadline:
+                    raise QueryTimeout(f"query ran past its {timeout_s:g} s time limit")
+                chunk = response.read(_CHUNK)
+                if not chunk:
+                    return _Response(b"".join(chunks), server, cut=False)
+                chunks.append(chunk)
+                size += len(chunk)
+            return _Response(b"".join(chunks)[: self.max_bytes], server, cut=True)
+        finally:
+            response.close()
+
+    def _fetch(self, sparql: str, timeout_s: float) -> _Response:
+        from SPARQLWrapper.SPARQLExceptions import (
+            EndPointInternalError,
+            EndPointNotFound,
+            QueryBadFormed,
+            SPARQLWrapperException,
+        )
+
+        for attempt in range(self.retries + 1):
+            try:
+                return self._fetch_once(sparql, timeout_s)
+            except KBError:
+                raise
+            except QueryBadFormed as exc:
+                raise QueryRejected(f"endpoint rejected the query: {_endpoint_message(exc)}") from None
+            except EndPointInternalError as exc:
+                message = _endpoint_message(exc)
+                if any(word.lower() in message.lower() for word in _TIMEOUT_WORDS):
+                    raise QueryTimeout(f"endpoint timed out: {message}") from None
+                raise KBError(f"endpoint error (HTTP 500): {message}") from None
+            except EndPointNotFound:
+                raise EndpointUnavailable(f"no SPARQL endpoint at {self.url} (HTTP 404)") from None
+            except SPARQLWrapperException as exc:
+                raise KBError(f"endpoint error: {_endpoint_message(exc)}") from None
+            except Exception as exc:
+                if _is_timeout(exc):
+                    raise QueryTimeout(f"query ran past its {timeout_s:g} s time limit") from None
+                if not _is_transient(exc):
+                    if isinstance(exc, urllib.error.HTTPError):
+                        raise KBError(
+                            f"endpoint error (HTTP {exc.code}): {_one_line(str(exc.reason))}"
+                        ) from None
+                    if isinstance(exc, OSError | http.client.HTTPException | ValueError):
+                        raise KBError(f"endpoint request failed: {_one_line(str(exc))}") from None
+                    raise
+                cause = _one_line(str(getattr(exc, "reason", exc)) or type(exc).__name__)
+                if attempt == self.retries:
+                    raise EndpointUnavailable(
+                        f"endpoint {self.url} unreachable after {attempt + 1} attempts: {cause}"
+                    ) from None
+                delay = self.backoff_s * 2**attempt
+                log.warning(
+                    "endpoint %s: %s; retry %d of %d in %.2f s",
+                    self.url,
+                    cause,
+                    attempt + 1,
+                    self.retries,
+                    delay,
+                )
+                time.sleep(delay)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    # ----- KnowledgeBase ----------------------------------------------------------------
+    def query(self, sparql: str, *, timeout_s: float | None = None, max_rows: int = 10_000) -> QueryResult:
+        """Guard, normalise (LIMIT max_rows + 1) and run a SELECT/ASK query. Raises KBError."""
+        prepared = guard_and_normalise(sparql, self.flavour.prefixes, max_rows=max_rows)
+        return self.run_as_is(prepared.sparql, timeout_s, max_rows)
+
+    def run_as_is(self, sparql: str, timeout_s: float | None = None, max_rows: int = 10_000) -> QueryResult:
+        """Run `sparql` without the guard (our own queries, which may use the endpoint's
+        dialect, e.g. `bif:contains`). Raises KBError."""
+        response = self._fetch(sparql, timeout_s if timeout_s is not None else self.timeout_s)
+        if self._virtuoso is None and response.server:
+            self._virtuoso = "virtuoso" in response.server.lower()
+        return parse_json_result(response.body, max_rows=max_rows, cut=response.cut)
+
+    def is_virtuoso(self) -> bool:
+        """Whether the endpoint is Virtuoso: its Server header, else a `bif:contains` probe.
+
+        Asked once and cached (a cheap `ASK {}` when no query has run yet).
+        """
+        if self._virtuoso is None:
+            self.run_as_is("ASK {}", None, 1)
+        if self._virtuoso is None:  # no Server header: does the endpoint know bif:contains?
+            try:
+                self.run_as_is('SELECT ?s WHERE { ?s ?p ?o . ?o bif:contains "probe" } LIMIT 1', None, 1)
+                self._virtuoso = True
+            except (QueryRejected, KBError) as exc:
+                if isinstance(exc, EndpointUnavailable | QueryTimeout):
+                    raise
+                self._virtuoso = False
+        return self._virtuoso
+
+    def search_names(self, text: str, limit: int = 10) -> list[EntityHit]:
+        """Entities whose name or alias contains `text`, best first.
+
+        Two SPARQL queries: (1) exact name/alias match (an index lookup on any store);
+        (2) if that found fewer than `limit`, a substring match:
+        - on Virtuoso, `bif:contains` with every word of `text` (its full-text index:
+          milliseconds even on all of Freebase's ~100M names);
+        - elsewhere, `FILTER(CONTAINS(LCASE(STR(?label)), LCASE("text")))` with a LIMIT.
+          Standard SPARQL has no text index, so this scans every name and alias: fine
+          for a few million labels (Oxigraph on the test subset: milliseconds), slow on
+          full Freebase - serve that from Virtuoso (or QLever, whose `ql:contains-word`
+          this does not use yet).
+        Ranking (here, not in SPARQL): exact name, exact alias, name starting with the
+        text, then containing it; ties go to the shorter name, then the id. The embedded
+        KB's FTS5/typo ranking is richer; results on the same data can differ in order.
+        """
+        query = " ".join(text.split())
+        if not query:
+            raise KBError("empty name: nothing to search for")
+        lang = f"@{self.flavour.name_lang}" if self.flavour.name_lang else ""
+        exact = f"VALUES ?label {{ {sparql_string(query)}{lang} }}"
+        found = self._label_matches(f"SELECT DISTINCT ?e WHERE {{ {self._labels(exact)} }}", limit)
+        if len(found) < limit:
+            more = self._label_matches(self.contains_query(query), limit * 5)
+            found += [e for e in more if e not in found]
+        return self._rank(query, found)[:limit]
+
+    def _labels(self, condition: str) -> str:
+        """`{ ?e name ?label . COND } UNION { ?e alias ?label . COND }` (the condition
+        sits inside each branch: Virtuoso wants bif:contains next to its triple)."""
+        fl = self.flavour
+        predicates = [fl.name_predicate] + ([fl.alias_predicate] if fl.alias_predicate else [])
+        return " UNION ".join(f"{{ ?e {iri_ref(p)} ?label . {condition} }}" for p in predicates)
+
+    def contains_query(self, text: str) -> str:
+        """The substring-match query of `search_names` (without LIMIT) for this endpoint."""
+        condition = ""
+        if self.flavour.name_lang:
+            condition = f'FILTER(lang(?label) = "" || langMatches(lang(?label), "{self.flavour.name_lang}")) '
+        words = re.findall(r"\w+", text)
+        if self.is_virtuoso() and words:
+            # bif:contains takes its own expression language: quote each word, AND them.
+            expression = sparql_string(" AND ".join(f'"{w}"' for w in words))
+            condition = f"?label bif:contains {expression} . {condition}"
+        else:
+            condition += f"FILTER(CONTAINS(LCASE(STR(?label)), {sparql_string(text.lower())}))"
+        return f"SELECT DISTINCT ?e WHERE {{ {self._labels(condition)} }}"
+
+    def _label_matches(self, sparql: str, limit: int) -> list[str]:
+        result = self.run_as_is(f"{sparql} LIMIT {limit}", None, limit)
+        return [row[0].value for row in result.rows if row and row[0] is not None and row[0].kind == "iri"]
+
+    def _rank(self, query: str, iris: list[str]) -> list[EntityHit]:
+        if not iris:
+            return []
+        fl = self.flavour
+        values = " ".join(iri_ref(i) for i in iris)
+        desc = ""
+        if fl.description_predicate:
+            desc = f"OPTIONAL {{ ?e {iri_ref(fl.description_predicate)} ?d }}"
+        alias = f"OPTIONAL {{ ?e {iri_ref(fl.alias_predicate)} ?a }}" if fl.alias_predicate else ""
+        sparql = (
+            f"SELECT ?e ?n ?d ?a WHERE {{ VALUES ?e {{ {values} }} "
+            f"OPTIONAL {{ ?e {iri_ref(fl.name_predicate)} ?n }} {desc} {alias} }}"
+        )
+        result = self.run_as_is(sparql, None, 10_000)
+        names: dict[str, str] = {}
+        descriptions: dict[str, str] = {}
+        aliases: dict[str, set[str]] = {}
+        for e, n, d, a in result.rows:
+            if e is None:
+                continue
+            if n is not None and (e.value not in names or n.lang == fl.name_lang):
+                names[e.value] = n.value
+            if d is not None and (e.value not in descriptions or d.lang == fl.name_lang):
+                descriptions[e.value] = d.value
+            if a is not None:
+                aliases.setdefault(e.value, set()).add(a.value.casefold())
+        needle = query.casefold()
+        hits = []
+        for iri in iris:
+            name = names.get(iri, "")
+            folded = name.casefold()
+            if folded == needle:
+                tier = 3.0
+            elif needle in aliases.get(iri, set()):
+                tier = 2.0
+            elif folded.startswith(needle):
+                tier = 1.0
+            else:
+                tier = 0.0
+            closeness = len(needle) / max(len(folded), len(needle), 1)  # in (0, 1]
+            hits.append(EntityHit(fl.entity_id(iri), name, descriptions.get(iri, ""), (tier + closeness) / 4))
+        hits.sort(key=lambda h: (-h.score, len(h.name), h.id))
+        return hits
+
+    def close(self) -> None:
+        """Drop the wrapper (urllib holds no pooled connections to close)."""
+        with self._lock:
+            self._wrapper = None
