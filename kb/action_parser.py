@@ -175,10 +175,8 @@ def parse_action(text: str) -> Action:
     _, start = _locate(text)
     scan = _Scanner(text)
     scan.pos = start
-    scan.skip_ws()
-    while scan.peek() == "`":  # markdown code around the call
+    while scan.peek() and (scan.peek() in "`*" or scan.peek().isspace()):  # markdown around the call
         scan.pos += 1
-    scan.skip_ws()
     ident = _IDENT.match(text, scan.pos)
     if not ident:
         raise ActionParseError(f"expected a tool call, found {text[scan.pos : scan.pos + 30]!r}")

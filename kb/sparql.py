@@ -64,6 +64,7 @@ _TOKEN = re.compile(
   | (?P<badstring>['"])
   | (?P<iri><[^<>"{{}}|^`\\\x00-\x20]*>)
   | (?P<var>[?$]\w+)
+  | (?P<bnode>_:[\w\-.]*[\w\-])
   | (?P<lang>@[A-Za-z]+(?:-[A-Za-z0-9]+)*)
   | (?P<pname>(?:[^\W\d_](?:(?:{_PN_CHAR}|\.)*{_PN_CHAR})?)?:
                (?:(?:[\w:]|{_PLX})(?:(?:{_PN_CHAR}|[.:]|{_PLX})*(?:{_PN_CHAR}|:|{_PLX}))?)?)
@@ -88,7 +89,7 @@ class PreparedQuery:
 
 
 @dataclass
-class _Tok:
+class _Tok:  # mutable on purpose: the rewrite passes edit tokens in place
     kind: str
     text: str
 
@@ -124,8 +125,8 @@ def _declared_prefixes(tokens: list[_Tok], sig: list[int]) -> dict[str, str]:
     return declared
 
 
-def _query_form(tokens: list[_Tok], sig: list[int]) -> tuple[QueryForm, int]:
-    """The query form and the index (into `sig`) of its keyword, after the prologue."""
+def _query_form(tokens: list[_Tok], sig: list[int]) -> QueryForm:
+    """The query form: the first keyword after the prologue (PREFIX/BASE lines)."""
     n = 0
     while n < len(sig):
         word = tokens[sig[n]].text.upper() if tokens[sig[n]].kind == "word" else ""
@@ -140,7 +141,7 @@ def _query_form(tokens: list[_Tok], sig: list[int]) -> tuple[QueryForm, int]:
     tok = tokens[sig[n]]
     word = tok.text.upper()
     if tok.kind == "word" and word in ("SELECT", "ASK"):
-        return ("select" if word == "SELECT" else "ask"), n
+        return "select" if word == "SELECT" else "ask"
     if tok.kind == "word" and word in _OTHER_FORMS:
         raise QueryRejected(f"only SELECT and ASK queries are allowed, not {word}")
     raise QueryRejected(f"a query must start with SELECT or ASK, found {tok.text[:30]!r}")
@@ -267,7 +268,7 @@ def guard_and_normalise(
     if not sig:
         raise QueryRejected("empty query (only comments)")
     _check_forbidden(tokens)
-    form, _ = _query_form(tokens, sig)
+    form = _query_form(tokens, sig)
     _check_balanced(tokens)
 
     known = {**DEFAULT_PREFIXES, **(prefixes or {})}

@@ -131,6 +131,11 @@ def test_trailing_triple_dot_is_not_part_of_the_name() -> None:
     assert f"<{FREEBASE_NS}m.0abc>." in q
 
 
+def test_blank_node_labels_are_not_prefixed_names() -> None:
+    q = guard_and_normalise("SELECT ?x WHERE { _:b.1 ns:p ?x . _:insert ns:q ?x }").sparql
+    assert "_:b.1" in q and "_:insert" in q
+
+
 # --- row cap ----------------------------------------------------------------------------
 
 
