@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kb.base import QueryRejected
 from kb.sparql import FREEBASE_NS, guard_and_normalise
@@ -221,3 +223,29 @@ def test_rejections_give_one_clear_line(text: str, fragment: str) -> None:
 def test_update_words_inside_strings_and_names_are_allowed() -> None:
     q = guard_and_normalise('SELECT ?x WHERE { ?x ns:film.film.insert "DELETE SERVICE LOAD" }')
     assert '"DELETE SERVICE LOAD"' in q.sparql
+
+
+def _literal(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_any_string_literal_passes_through_unchanged(text: str) -> None:
+    literal = _literal(text)
+    q = guard_and_normalise(f"SELECT ?x WHERE {{ ?x ns:a.b {literal} . FILTER(?x != {literal} OR true) }}")
+    assert q.sparql.count(literal) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ns:a.b?x <>{}()'\"\\#\n OR AND 1 @en _"))))
+def test_tokeniser_is_lossless(text: str) -> None:
+    from kb.sparql import tokenise
+
+    try:
+        tokens = tokenise(text)
+    except QueryRejected as exc:
+        assert "unterminated string" in str(exc)
+        return
+    assert "".join(t.text for t in tokens) == text
