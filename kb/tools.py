@@ -340,17 +340,22 @@ class Toolbox:
         words = _stems(query)
         if not words:
             return Observation.error("SearchTypes needs at least one word")
-        overlap = [len(words & _stems(t)) / len(words) for t in types]
+        stems = [_stems(t) for t in types]
+        # Rank: share of query words the type has, then share of the type's words that
+        # the query has (film.actor before film.film_art_director), then rapidfuzz.
+        overlap = [len(words & s) / len(words) for s in stems]
         candidates = [i for i, o in enumerate(overlap) if o > 0]
         if not candidates:
             return Observation(f"No type matches {quoted(query)}.", "empty")
         from kb.relation_ranker import LexicalRanker
 
         sims = LexicalRanker().rank(query, [types[i] for i in candidates])
-        ranked = sorted(
-            zip(candidates, sims, strict=True), key=lambda cs: (-overlap[cs[0]], -cs[1], types[cs[0]])
-        )
-        chosen = tuple(types[i] for i, _ in ranked[:MAX_TYPES])
+        key = {
+            i: (-overlap[i], -len(words & stems[i]) / len(stems[i]), -sim, types[i])
+            for i, sim in zip(candidates, sims, strict=True)
+        }
+        ranked = sorted(candidates, key=key.__getitem__)
+        chosen = tuple(types[i] for i in ranked[:MAX_TYPES])
         return Observation("\n".join(chosen), types=chosen)
 
 
