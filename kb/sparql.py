@@ -97,16 +97,13 @@ class _Tok:  # mutable on purpose: the rewrite passes edit tokens in place
 def tokenise(text: str) -> list[_Tok]:
     """Split SPARQL text into tokens; raises QueryRejected on an unterminated string."""
     tokens: list[_Tok] = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        assert m is not None  # the punct alternative matches any character
+    # The `punct` alternative matches any character, so the matches tile the text.
+    for m in _TOKEN.finditer(text):
         kind = m.lastgroup or "punct"
         if kind == "badstring":
-            line = text.count("\n", 0, pos) + 1
+            line = text.count("\n", 0, m.start()) + 1
             raise QueryRejected(f"unterminated string literal starting at line {line}")
         tokens.append(_Tok(kind, m.group()))
-        pos = m.end()
     return tokens
 
 
