@@ -33,6 +33,8 @@ class CostSummary:
     wall_s: float = 0.0  # the run's wall time
     propose_calls: int = 0  # Policy.propose calls made by the search (one per expansion/simulation step)
     score_batches: int = 0  # Scorer.score calls made by the search (one per batch of siblings)
+    policy_s: float = 0.0  # the policy's share of model_s
+    scorer_s: float = 0.0  # the scorer's share of model_s
 
     @property
     def total_tool_calls(self) -> int:
@@ -109,4 +111,6 @@ class CostMeter:
             wall_s=max(0.0, wall),
             propose_calls=self._propose_calls,
             score_batches=self._score_batches,
+            policy_s=policy.seconds - p0.seconds,
+            scorer_s=scorer.seconds - s0.seconds,
         )

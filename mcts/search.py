@@ -26,7 +26,8 @@ import threading
 import time
 from collections.abc import Collection, Generator, Iterator, Sequence
 
-from kb.observation import Observation, Value
+from kb.observation import Observation
+from mcts.branch import branch_answer, validity_of
 from mcts.cleaning import DEFAULT_RULES, CleaningRule, clean_history, raw_history
 from mcts.cost import CostMeter, CostSummary
 from mcts.events import (
@@ -45,7 +46,7 @@ from mcts.protocols import DEFAULT_IG_PROMPT, Policy, Scorer, Tools
 from mcts.run_meta import RunMeta
 from mcts.settings import Method, SearchSettings, depth_decay
 from mcts.steps import Candidate, Step
-from mcts.tree import NO_PARENT, ROOT_ID, Node, Tree, Validity
+from mcts.tree import NO_PARENT, ROOT_ID, Node, Tree
 from mcts.voting import SearchResult, best_terminal_by_ig, best_terminal_by_value, decide
 
 log = logging.getLogger(__name__)
@@ -70,25 +71,6 @@ def check_question(question: str) -> str | None:
     if len(question) > MAX_QUESTION_CHARS:
         return f"the question has {len(question):,} characters; at most {MAX_QUESTION_CHARS:,} are allowed"
     return None
-
-
-def branch_answer(steps: Sequence[Step]) -> tuple[tuple[Value, ...], str]:
-    """The values and SPARQL of the last ExecuteSPARQL on the branch that returned something."""
-    for step in reversed(steps):
-        action, obs = step.action, step.observation
-        if action is not None and action.tool == "ExecuteSPARQL" and not obs.is_error and obs.values:
-            return obs.values, obs.sparql or action.argument
-    return (), ""
-
-
-def validity_of(step: Step) -> Validity:
-    if step.action is None:
-        return "parse_error"
-    if step.observation.is_error:
-        return "tool_error"
-    if step.action.tool == "ExecuteSPARQL" and not step.observation.values:
-        return "empty_result"
-    return "ok"
 
 
 class Search:
@@ -162,6 +144,10 @@ class Search:
     def _drive(self) -> Generator[Event, None, tuple[StopReason, str]]:
         from mcts.strategies import strategy_for
 
+        if hasattr(self.policy, "temperature"):
+            # The policy protocol has no temperature argument; a policy that samples
+            # with one gets the run's setting (one search uses a policy at a time).
+            self.policy.temperature = self.settings.temperature
         inner = strategy_for(self)
         while True:
             try:

@@ -27,6 +27,7 @@ import random
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 
+from mcts.branch import branch_answer
 from mcts.cleaning import clean_history
 from mcts.events import Event, NodeSelected, RoundStarted, SimulationStep, StopReason
 from mcts.settings import Method
@@ -59,6 +60,8 @@ def select_leaf(tree: Tree, c: float) -> int:
 
 
 def _exhausted(search: Search) -> tuple[StopReason, str]:
+    if not search.tree.root.children:
+        return "exhausted", "the policy proposed no step at the root"
     return "exhausted", f"no open branch left after {search.rounds_done} rounds"
 
 
@@ -90,8 +93,6 @@ def mcts_rounds(search: Search) -> Driver:
 
 def simulate(search: Search, node_id: int) -> Generator[Event, None, None]:
     """Classic MCTS rollout: the policy continues one sampled path to Done or max depth."""
-    from mcts.search import branch_answer
-
     node = search.tree[node_id]
     history = search.tree.steps(node_id)
     simulated = []

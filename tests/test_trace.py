@@ -7,6 +7,9 @@ from dataclasses import fields
 
 import pytest
 
+from mcts.cleaning import CleaningRule
+from mcts.protocols import DEFAULT_IG_PROMPT
+from mcts.rescore import rescore_tree
 from mcts.run_meta import RunMeta
 from mcts.search import Search
 from mcts.serialize import node_to_dict
@@ -21,7 +24,7 @@ from mcts.trace import (
     trace_to_json,
 )
 from mcts.tree import Node
-from tests.toy_world import QUESTION, toy_world
+from tests.toy_world import QUESTION, ToyScorer, ig_from_reward, toy_world
 
 META = RunMeta(kb_spec="toy", policy_model="toy", scorer_model="toy-ig", policy_kind="toy")
 
@@ -119,3 +122,61 @@ def test_tampered_tree_links_are_rejected(tmp_path):
     data["nodes"][0]["children"] = []
     with pytest.raises(TraceError, match="not listed among the children"):
         trace_from_json(json.dumps(data))
+
+
+# ---- re-scoring a loaded trace (mcts.rescore) -------------------------------------------
+
+
+class _InvertedScorer(ToyScorer):
+    """Prefers what the toy scorer dislikes: flips sibling orders."""
+
+    def score(self, question, cleaned_histories, *, alpha, beta, prompt=DEFAULT_IG_PROMPT):
+        out = super().score(question, cleaned_histories, alpha=alpha, beta=beta, prompt=prompt)
+        return [ig_from_reward(2.0 - s.reward, alpha, beta) for s in out]
+
+
+def test_rescoring_with_the_same_scorer_and_rules_changes_nothing():
+    search = _finished(Method.FAST, rounds=4)
+    new, changes = rescore_tree(search.tree, ToyScorer(), search.settings)
+    assert changes == []
+    for a, b in zip(search.tree.nodes, new.nodes, strict=True):
+        assert b.reward == a.reward and b.visits == a.visits
+        assert b.value_sum == pytest.approx(a.value_sum)
+        assert b.cleaned_history == a.cleaned_history
+
+
+def test_rescoring_with_another_scorer_reorders_siblings_and_recomputes_values():
+    search = _finished(Method.FAST, rounds=4)
+    before = node_to_dict(search.tree.root)
+    scorer = _InvertedScorer()
+    new, changes = rescore_tree(search.tree, scorer, search.settings)
+    assert node_to_dict(search.tree.root) == before  # the original tree is untouched
+    assert changes and changes[0].parent_id == 0
+    assert changes[0].after == tuple(reversed(changes[0].before))  # all rewards distinct at the root
+    for node in new.nodes[1:]:
+        old = search.tree[node.id]
+        assert node.reward == pytest.approx(2.0 - old.reward)
+    # W is the sum of decayed rewards over the subtree.
+    for node in new.nodes:
+        subtree = [node.id]
+        for i in subtree:
+            subtree.extend(new[i].children)
+        expected = sum(new[i].reward * new[i].decay for i in subtree if not new[i].is_root)
+        assert node.value_sum == pytest.approx(expected)
+    # One scorer batch per sibling group; no policy or tool call.
+    assert len(scorer.batches) == sum(1 for n in new.nodes if n.children)
+
+
+def test_rescoring_with_other_rules_changes_the_cleaned_histories():
+    search = _finished(Method.FAST, rounds=2)
+    keep_all = {CleaningRule.KEEP_STRUCTURED_ARGUMENTS}  # every removal rule off
+    new, _ = rescore_tree(search.tree, ToyScorer(), search.settings, cleaning_rules=keep_all)
+    assert all(n.cleaned_history == n.raw_history for n in new.nodes[1:])
+    assert all("Thought:" not in n.cleaned_history for n in search.tree.nodes[1:])
+
+
+def test_rescoring_a_classic_tree_scores_the_simulated_end_state():
+    search = _finished(Method.CLASSIC, rounds=2)
+    new, _ = rescore_tree(search.tree, ToyScorer(), search.settings)
+    for a, b in zip(search.tree.nodes, new.nodes, strict=True):
+        assert b.cleaned_history == a.cleaned_history and b.reward == a.reward

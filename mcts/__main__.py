@@ -1,0 +1,7 @@
+"""`python -m mcts`: see `mcts.cli`."""
+
+import sys
+
+from mcts.cli import main
+
+sys.exit(main())

@@ -1,0 +1,125 @@
+"""The real world a search runs in: KB, tools, policy and scorer, built once per process.
+
+`build_world(kb_spec, policy_kind=..., policy_model=..., scorer_model=..., method=...)`
+opens the KB (`kb.spec.open_kb`, cached per spec), wraps it in the agent's `Toolbox`,
+loads the models (`mcts.models.load_model`, cached per model id, so a policy and a
+scorer naming the same model share one copy of the weights) and builds:
+
+- policy: `GuidedPolicy(model, toolbox)` (default; enumerated tool calls chosen by
+  the model's likelihood) or `ReActPolicy(model=..., endpoint=...)` (free generation;
+  with an OpenAI-compatible endpoint the policy model is served there);
+- scorer: `IGScorer(model)`, or `ConstantScorer(settings.constant_reward)` for the
+  constant-reward ablation (no scorer model is loaded then).
+
+Worlds are cached per argument tuple, so the CLI, the app and the evaluation reuse
+loaded models. Heavy modules are imported inside `build_world` so importing this
+module stays cheap. Knows nothing of the search loop or the UI.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcts.run_meta import RunMeta
+from mcts.settings import Method
+
+PolicyKind = Literal["guided", "react"]
+POLICY_KINDS: tuple[PolicyKind, ...] = ("guided", "react")
+
+
+@dataclass(frozen=True)
+class World:
+    kb: Any  # kb.base.KnowledgeBase
+    tools: Any  # kb.tools.Toolbox (implements mcts.protocols.Tools)
+    policy: Any  # mcts.protocols.Policy
+    scorer: Any  # mcts.protocols.Scorer
+    meta: RunMeta
+
+
+_CACHE: dict[tuple[Any, ...], World] = {}
+_LOCK = threading.Lock()
+
+
+def build_world(
+    kb_spec: str | None = None,
+    *,
+    policy_kind: PolicyKind = "guided",
+    policy_model: str | None = None,
+    scorer_model: str | None = None,
+    policy_endpoint: str | None = None,
+    method: Method = Method.FAST,
+    constant_reward: float = 1.0,
+) -> World:
+    """Open the KB and load the models (cached per arguments). Raises KBSpecError /
+    ModelLoadError / ValueError with one clear line for bad arguments."""
+    if policy_kind not in POLICY_KINDS:
+        raise ValueError(f"unknown policy kind {policy_kind!r}; expected one of {', '.join(POLICY_KINDS)}")
+    from kb.spec import resolve_spec
+    from mcts.models import resolve_model_names
+
+    spec = resolve_spec(kb_spec)
+    pol_name, sco_name = resolve_model_names(policy_model, scorer_model)
+    constant = Method(method) == Method.CONSTANT
+    key = (
+        spec,
+        policy_kind,
+        pol_name,
+        sco_name if not constant else None,
+        policy_endpoint,
+        constant,
+        constant_reward,
+    )
+    with _LOCK:
+        world = _CACHE.get(key)
+        if world is None:
+            world = _build(spec, policy_kind, pol_name, sco_name, policy_endpoint, constant, constant_reward)
+            _CACHE[key] = world
+        return world
+
+
+def _build(
+    spec: str,
+    policy_kind: PolicyKind,
+    pol_name: str,
+    sco_name: str,
+    endpoint: str | None,
+    constant: bool,
+    constant_reward: float,
+) -> World:
+    from kb.spec import open_kb
+    from kb.tools import Toolbox
+    from mcts.models import load_model
+    from mcts.scorer import ConstantScorer, IGScorer
+
+    kb = open_kb(spec)
+    tools = Toolbox(kb)
+    if policy_kind == "guided":
+        from mcts.policy_guided import GuidedPolicy
+
+        policy = GuidedPolicy(load_model(pol_name), tools)
+        policy_id = pol_name
+    else:
+        from mcts.policy_react import ReActPolicy
+
+        if endpoint:
+            policy = ReActPolicy(model=pol_name, endpoint=endpoint)
+            policy_id = f"{pol_name} @ {endpoint}"
+        else:
+            policy = ReActPolicy(model=load_model(pol_name))
+            policy_id = pol_name
+    if constant:
+        scorer: Any = ConstantScorer(constant_reward)
+        scorer_id = "constant"
+    else:
+        scorer = IGScorer(load_model(sco_name))
+        scorer_id = sco_name
+    meta = RunMeta(kb_spec=spec, policy_model=policy_id, scorer_model=scorer_id, policy_kind=policy_kind)
+    return World(kb=kb, tools=tools, policy=policy, scorer=scorer, meta=meta)
+
+
+def clear_worlds() -> None:
+    """Forget cached worlds (tests)."""
+    with _LOCK:
+        _CACHE.clear()
