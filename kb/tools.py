@@ -14,6 +14,7 @@ models other than the relation ranker, or the UI.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -340,7 +341,7 @@ class Toolbox:
         words = _stems(query)
         if not words:
             return Observation.error("SearchTypes needs at least one word")
-        stems = [_stems(t) for t in types]
+        stems = _type_stems(types)
         # Rank: share of query words the type has, then share of the type's words that
         # the query has (film.actor before film.film_art_director), then rapidfuzz.
         overlap = [len(words & s) / len(words) for s in stems]
@@ -383,6 +384,12 @@ def _join_within(items: list[str], budget: int) -> tuple[str, int]:
         out.append(item)
         used += len(item) + 2
     return "[" + ", ".join(out) + "]", len(out)
+
+
+@functools.lru_cache(maxsize=8)
+def _type_stems(types: tuple[str, ...]) -> list[frozenset[str]]:
+    """Content words of every type id, computed once per type list."""
+    return [frozenset(_stems(t)) for t in types]
 
 
 def _stems(text: str) -> set[str]:
