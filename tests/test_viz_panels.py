@@ -107,5 +107,6 @@ def test_answer_votes_and_cost_render_a_result() -> None:
     assert "Answer: Frank Herbert" in text and "SELECT ?x" in text and "node 3" in text and "budget" in text
     assert vote_rows(result) == [["Frank Herbert", 1, 1.0, "3"]]
     table = cost_markdown(cost)
-    assert "| 4 | 0 | 3 | 1,234 | 3 |" in table and "ExecuteSPARQL 2" in table
+    assert "| policy generation calls | 4 |" in table and "| IG forward passes | 3 |" in table
+    assert "| tokens | 1,234 |" in table and "3 (ExecuteSPARQL 2, SearchNodes 1)" in table
     assert answer_markdown(None) == "*No answer yet.*"

@@ -211,7 +211,8 @@ def action_text_of(step: Any) -> str:
 
 def history_html(tree: Tree, node_id: int, rules: Collection[CleaningRule]) -> str:
     """Raw and cleaned history side by side; each removed piece coloured by its rule."""
-    steps = tree.steps(node_id)
+    # A classic-MCTS node was scored at the end of its simulation: show that state.
+    steps = [*tree.steps(node_id), *tree[node_id].simulation]
     if not steps:
         return "<div class='hist-empty'>The root has no history yet: pick a node below it.</div>"
     cleaned = clean_history(steps, rules)
@@ -305,20 +306,19 @@ def vote_rows(result: Any | None) -> list[list[Any]]:
 
 
 def cost_markdown(cost: Any | None) -> str:
-    """Generation calls, forward passes, tokens, tool calls and times of one run."""
+    """Generation calls, forward passes, tokens, tool calls and times of one run (a narrow table)."""
     if cost is None:
         return "*No cost yet.*"
     tools = ", ".join(f"{name} {count}" for name, count in sorted(cost.tool_calls.items())) or "none"
-    return "\n".join(
-        [
-            "| generation calls | candidate passes | IG forward passes | tokens | tool calls | model s | KB s | wall s |",
-            "|---|---|---|---|---|---|---|---|",
-            f"| {cost.policy_calls} | {cost.candidate_passes} | {cost.ig_forward_passes} | {cost.tokens:,} "
-            f"| {sum(cost.tool_calls.values())} | {cost.model_s:.1f} | {cost.kb_s:.2f} | {cost.wall_s:.1f} |",
-            "",
-            f"Tool calls by tool: {tools}.",
-        ]
-    )
+    rows = [
+        ("policy generation calls", f"{cost.policy_calls}"),
+        ("candidate-scoring passes", f"{cost.candidate_passes}"),
+        ("IG forward passes", f"{cost.ig_forward_passes}"),
+        ("tokens", f"{cost.tokens:,}"),
+        ("tool calls", f"{sum(cost.tool_calls.values())} ({tools})"),
+        ("time in models / KB / wall", f"{cost.model_s:.1f} s / {cost.kb_s:.2f} s / {cost.wall_s:.1f} s"),
+    ]
+    return "\n".join(["| cost | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)])
 
 
 def rank_changes_markdown(changes: Iterable[Any], tree: Tree | None = None) -> str:

@@ -1,0 +1,181 @@
+"""The Gradio app in-process, driven through gradio_client like any API user.
+
+The app runs the real bundled model on the demo KB, kept small (2 rounds, k = 2) so
+the module stays within minutes on a CPU. One streamed run is shared by the tests
+that only read it (its trace, re-scoring); Stop and bad input use their own sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from mcts.cleaning import DEFAULT_RULES, CleaningRule
+
+gradio_client = pytest.importorskip("gradio_client")
+
+pytestmark = pytest.mark.slow
+
+QUESTION = "Who directed Inception?"
+RULES = sorted(r.value for r in DEFAULT_RULES)
+PROMPT = "Based on this interaction history, the original question is:"
+
+
+def run_args(question: str = QUESTION, kb: str = "demo", rounds: int = 2, k: int = 2) -> dict:
+    return {
+        "question": question, "kb_spec": kb, "method": "fast", "rounds": rounds, "k": k, "c": 1.0, "alpha": 2.0,
+        "beta": 10.0, "expected_depth": 7, "max_depth": 10, "early_stop": 5, "seed": 0, "policy_kind": "guided",
+        "policy_model": "", "scorer_model": "", "rules": RULES, "ig_prompt": PROMPT,
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def server():
+    import app
+
+    demo = app.build_app()
+    demo.launch(
+        prevent_thread_lock=True, server_port=None, server_name="127.0.0.1", quiet=True, **app.launch_kwargs()
+    )
+    try:
+        yield demo.local_url
+    finally:
+        demo.close()
+
+
+def client(url: str):
+    return gradio_client.Client(
+        url, verbose=False, download_files=str(Path("/tmp") / "mcts-kbqa-test-downloads")
+    )
+
+
+def table_rows(df: dict) -> list[list]:
+    return df["data"]
+
+
+@pytest.fixture(scope="module")
+def finished_run(server):
+    """One small real run: (client holding the session, every streamed update)."""
+    c = client(server)
+    job = c.submit(**run_args(), api_name="/run")
+    deadline = time.time() + 900
+    while not job.done():
+        assert time.time() < deadline, "the run did not finish in 15 minutes"
+        time.sleep(0.5)
+    return c, job.outputs()
+
+
+def test_a_streamed_run_yields_several_updates_and_ends_with_an_answer_panel(finished_run) -> None:
+    _, outputs = finished_run
+    assert len(outputs) >= 3, "expected several streamed updates"
+    statuses = [o[0] for o in outputs]
+    assert any("Running" in s for s in statuses)
+    last = outputs[-1]
+    assert last[0].startswith("**Finished: ")
+    node_counts = [len(table_rows(o[2])) for o in outputs if isinstance(o[2], dict) and o[2].get("data")]
+    assert node_counts == sorted(node_counts) and node_counts[-1] >= 3, "the tree grows while streaming"
+    assert last[4].startswith("### Answer:") and "Stopped:" in last[4]
+    assert "policy generation calls" in last[6]
+    assert last[7] and Path(last[7]).exists(), "the trace is downloadable"
+    figure = json.loads(last[1]["plot"])
+    ids = sorted(
+        i
+        for t in figure["data"]
+        if t.get("customdata") and t["name"] != "collapsed children"
+        for i in t["customdata"]
+    )
+    assert ids == list(range(len(table_rows(last[2]))))
+
+
+def test_every_node_can_be_inspected_by_id(finished_run) -> None:
+    c, outputs = finished_run
+    n = len(table_rows(outputs[-1][2]))
+    for node_id in range(n):
+        detail, history, _plot, _dd = c.predict(node_id, api_name="/inspect")
+        assert detail.startswith(f"### Node {node_id}")
+        if node_id > 0:
+            assert "PPL(H')" in detail and "UCT rank" in detail
+            assert "Raw history H" in history and "Cleaned history H'" in history
+
+
+def test_a_downloaded_trace_reuploads_to_the_same_tree(server, finished_run) -> None:
+    _, outputs = finished_run
+    trace_path = outputs[-1][7]
+    fresh = client(server)  # another session: nothing on screen until the trace loads
+    out = fresh.predict(gradio_client.handle_file(trace_path), api_name="/load_trace")
+    assert out[0].startswith("**Loaded a trace:")
+    assert table_rows(out[2]) == table_rows(outputs[-1][2])
+    assert out[4] == outputs[-1][4], "same answer panel"
+    slider, _fig, replay_status = out[10], out[11], out[12]
+    assert slider >= 1 and "Round" in replay_status
+    _fig0, status0 = fresh.predict(0, api_name="/replay")
+    assert status0.startswith("Round 0 of") and "1 nodes" in status0
+
+
+def test_rescore_with_a_rule_switched_off_changes_cleaned_history_and_rewards(finished_run) -> None:
+    c, outputs = finished_run
+    rules = sorted(r.value for r in DEFAULT_RULES - {CleaningRule.DROP_THOUGHTS})
+    out = c.predict(rules, PROMPT, "", api_name="/rescore")
+    lab_status, _changes, reward_table = out[0], out[1], out[2]
+    assert lab_status.startswith("**Re-scored**"), lab_status
+    moved = int(re.search(r"(\d+) rewards changed", lab_status).group(1))
+    assert moved >= 1, "thoughts back in the history must move some reward"
+    deltas = [row[4] for row in table_rows(reward_table) if row[4] is not None]
+    assert any(abs(d) > 1e-6 for d in deltas)
+    _detail, history, *_ = c.predict(1, api_name="/inspect")
+    cleaned = history.split("Cleaned history H'")[1]
+    assert "Thought:" in cleaned, "with the rule off the thought stays in H'"
+    # And back: all rules on again restores the recorded rewards.
+    out = c.predict(RULES, PROMPT, "", api_name="/rescore")
+    _detail, history, *_ = c.predict(1, api_name="/inspect")
+    assert "Thought:" not in history.split("Cleaned history H'")[1]
+
+
+def test_stop_cancels_a_running_search(server) -> None:
+    c = client(server)
+    job = c.submit(**run_args(rounds=12, k=2), api_name="/run")
+    deadline = time.time() + 600
+    while not any("Running" in o[0] for o in job.outputs()):
+        assert time.time() < deadline and not job.done(), "the run never started"
+        time.sleep(0.3)
+    assert "Stopping" in c.predict(api_name="/stop")
+    while not job.done():
+        assert time.time() < deadline, "Stop did not end the run"
+        time.sleep(0.3)
+    last = job.outputs()[-1]
+    assert "cancelled" in last[0], last[0]
+    assert len(table_rows(last[2])) >= 1, "the partial tree is kept"
+    assert c.predict(api_name="/stop") == "Nothing is running."
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"question": ""}, "The question is empty"),
+        ({"question": "x" * 5000}, "5,000 characters"),
+        ({"kb": "http://127.0.0.1:9/sparql"}, "cannot reach the SPARQL endpoint"),
+        ({"kb": "/no/such/kb.ttl"}, "no such file"),
+        ({"rounds": 0}, "rounds must be >= 1"),
+    ],
+)
+def test_bad_run_input_gives_one_clear_line_and_the_app_keeps_serving(server, args, expected) -> None:
+    c = client(server)
+    kwargs = run_args(**{k: v for k, v in args.items() if k in ("question", "kb", "rounds")})
+    out = c.predict(**kwargs, api_name="/run")
+    assert out[0].startswith("**Problem:**") and expected in out[0], out[0]
+    assert c.predict(api_name="/stop") == "Nothing is running."  # still serving
+
+
+def test_a_broken_trace_file_gives_a_clear_message(server, tmp_path) -> None:
+    c = client(server)
+    for text in ("{not json", json.dumps({"schema_version": 99, "question": "q"}), json.dumps([1, 2])):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        out = c.predict(gradio_client.handle_file(str(bad)), api_name="/load_trace")
+        assert out[0].startswith("**Problem:** Could not load the trace:"), out[0]
+        assert "\n" not in out[0]
+    assert c.predict(api_name="/stop") == "Nothing is running."

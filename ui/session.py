@@ -1,0 +1,48 @@
+"""One browser session's state: the tree on screen and everything needed to redraw it.
+
+Held in a `gr.State` (one per session, never shared). The live `Search` is not kept
+here but in `ui.handlers`' registry keyed by session, so Stop reaches only the run of
+the session that pressed it. Knows nothing of Gradio.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mcts.cleaning import DEFAULT_RULES, CleaningRule
+from mcts.events import Event
+from mcts.protocols import DEFAULT_IG_PROMPT
+from mcts.run_meta import RunMeta
+from mcts.settings import SearchSettings
+from mcts.tree import Tree
+from mcts.voting import SearchResult
+
+
+@dataclass
+class Session:
+    tree: Tree | None = None  # what the main figure shows (a live run, a trace, a re-score)
+    settings: SearchSettings = field(default_factory=SearchSettings)
+    rules: frozenset[CleaningRule] = DEFAULT_RULES  # the rules `tree`'s rewards were computed with
+    ig_prompt: str = DEFAULT_IG_PROMPT
+    meta: RunMeta = field(default_factory=RunMeta)
+    events: list[Event] = field(default_factory=list)
+    result: SearchResult | None = None
+    selected_path: tuple[int, ...] = ()  # the last round's selection
+    best_node: int | None = None  # the principal leaf the search last reported
+    inspected: int | None = None
+    trace_path: str | None = None  # the downloadable trace of the run on screen
+    recorded_tree: Tree | None = None  # the tree as recorded (replay draws from it)
+    started_at: float = 0.0
+
+    def reset(self) -> None:
+        """Back to an empty view, in place (the gr.State keeps holding this object)."""
+        self.__dict__.update(Session().__dict__)
+
+    def best_path(self) -> list[int] | None:
+        """Root .. the best node: the result's best branch by value, else the live principal leaf."""
+        if self.tree is None:
+            return None
+        for node_id in (self.result.best_by_value if self.result else None, self.best_node):
+            if node_id is not None and 0 <= node_id < len(self.tree):
+                return self.tree.path(node_id)
+        return None
