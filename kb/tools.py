@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import re
 import threading
 import time
@@ -29,6 +30,8 @@ from kb.base import KBError, KnowledgeBase, QueryResult, Term
 from kb.flavour import FREEBASE, Flavour, iri_ref
 from kb.observation import GraphPattern, Observation, Value
 from kb.relation_ranker import Ranker
+
+log = logging.getLogger(__name__)
 
 MAX_HITS = 10  # SearchNodes items (DESIGN.md 3)
 MAX_PATTERNS = 10  # SearchGraphPatterns relations shown (DESIGN.md 3)
@@ -110,6 +113,32 @@ class Toolbox:
             # KBError covers QueryRejected, QueryTimeout, EndpointUnavailable.
             obs = Observation.error(str(exc) or type(exc).__name__)
         return replace(obs, elapsed_s=time.perf_counter() - started)
+
+    def _rank(self, semantic: str, texts: list[str]) -> list[float]:
+        try:
+            return self.ranker.rank(semantic, texts)
+        except (ImportError, OSError) as exc:
+            # The embedding model could not load (missing package or files): rank
+            # lexically rather than fail every SearchGraphPatterns call; say so once.
+            from kb.relation_ranker import LexicalRanker
+
+            log.warning("relation ranker unavailable (%s); ranking relations lexically", exc)
+            self._ranker = LexicalRanker()
+            return self._ranker.rank(semantic, texts)
+
+    def warm_up(self) -> None:
+        """Load the ranker's model, the type list and the vectors of every predicate of
+        the KB, so the first tool calls of a session are as fast as the rest (seconds)."""
+        res = self.kb.query(
+            "SELECT DISTINCT ?p WHERE { ?s ?p ?o }", timeout_s=max(self.timeout_s, 30.0), max_rows=100_000
+        )
+        predicates = [
+            self.flavour.relation_id(r[0].value)
+            for r in res.rows
+            if r[0] is not None and not self.flavour.is_hidden_predicate(r[0].value)
+        ]
+        self._rank("warm up", predicates)
+        self.all_types()
 
     def find_mentions(self, question: str, limit: int = 10) -> list:
         """Entities named in `question` if the KB can say (embedded KBs can), else []."""
@@ -214,7 +243,7 @@ class Toolbox:
         texts = [" -> ".join(preds) for _d, preds, _s in found]
         if semantic:
             ranking_started = time.perf_counter()
-            scores = self.ranker.rank(semantic, texts)
+            scores = self._rank(semantic, texts)
             # The time limit is for the KB; loading the model on first use must not eat it.
             deadline += time.perf_counter() - ranking_started
             order = sorted(range(len(found)), key=lambda i: (-round(scores[i], 6), i))

@@ -295,3 +295,16 @@ def test_relation_vectors_persist_in_the_disk_cache(tmp_path):
     assert scores[0] > scores[1]
     second = EmbeddingRanker(cache_dir=tmp_path)
     assert len(second) == 2  # both relation texts; the query phrase is not persisted
+
+
+class _BrokenRanker:
+    def rank(self, semantic, relation_texts):
+        raise OSError("model files missing")
+
+
+def test_a_ranker_that_cannot_load_falls_back_to_lexical_ranking(tiny_kb, caplog):
+    tools = Toolbox(tiny_kb, ranker=_BrokenRanker())
+    obs = tools.run(Action("SearchGraphPatterns", ADA, semantic="birth date"))
+    assert obs.status == "ok" and obs.patterns[0].relation_text() == "people.person.date_of_birth"
+    assert "ranking relations lexically" in caplog.text
+    tools.warm_up()  # works with the fallback ranker too
