@@ -211,7 +211,8 @@ def result_files(directory: Path) -> list[Path]:
     return sorted(directory.glob("results*.jsonl"))
 
 
-def _safe(text: str) -> str:
+def safe_filename(text: str) -> str:
+    """A question id as a file name: unsafe characters become "_", at most 120 characters."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)[:120]
 
 
@@ -226,7 +227,7 @@ def _gold(gold: Sequence[GoldAnswer]) -> list[dict[str, Any]]:
 def _save_trace(search: Any, out_dir: Path, question: EvalQuestion, method: Method) -> str:
     from mcts.trace import save_trace, trace_from_search
 
-    rel = Path("traces") / f"{_safe(question.id)}__{method.value}.json"
+    rel = Path("traces") / f"{safe_filename(question.id)}__{method.value}.json"
     save_trace(trace_from_search(search), out_dir / rel)
     return rel.as_posix()
 

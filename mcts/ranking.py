@@ -3,10 +3,11 @@
 Offline and gold-based, not part of inference (DESIGN.md section 2; the paper's CWQ
 figures: top-1 best-branch 75.73 %, best branch in IG top-3 100 %, Kendall tau 0.37).
 
-1. A search tree (classic MCTS in the paper) has terminal nodes whose SPARQL was
-   executed (`node.answer`). Each terminal gets its answer F1 against the gold answers.
-2. "True value" of a node = mean F1 of the terminal nodes in its subtree (itself
-   included). Nodes with no terminal below have no true value and are left out.
+1. A search tree (classic MCTS in the paper) has terminal states whose SPARQL was
+   executed: terminal nodes (`node.answer`) and, in classic MCTS, each node's rollout
+   (`node.simulated_answer`). Each gets its answer F1 against the gold answers.
+2. "True value" of a node = mean F1 of the terminal states in its subtree (itself
+   and its rollout included). Nodes with no terminal below have no true value and are left out.
 3. For every parent with >= 2 children that have both a ranker score and a true
    value, compare the ranker's order with the true-value order:
    - top-1: the ranker's top child is a true-best child (ties in the true value:
@@ -19,16 +20,19 @@ figures: top-1 best-branch 75.73 %, best branch in IG top-3 100 %, Kendall tau 0
 
 Rankers are plain `{node_id: score}` maps: the IG scorer re-scoring each sibling
 group from its cleaned histories, a chain-of-thought rating scorer, the tree's own
-stored rewards, and a seeded random order. This module knows nothing of files,
-CLIs or how the tree was searched; `mcts.ranking_run` drives it over questions.
+stored rewards, and a seeded random order. The core functions know nothing of files,
+CLIs or how the tree was searched, except `run_ranking_analysis`, which runs a search
+per question and appends the per-parent rows to a CSV as it goes.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from mcts.metrics import GoldAnswer, f1_score
 from mcts.protocols import DEFAULT_IG_PROMPT, Scorer
@@ -63,16 +67,28 @@ class RankingSummary:
     tau_parents: int
 
 
-def terminal_f1s(tree: Tree, gold: Sequence[GoldAnswer]) -> dict[int, float]:
-    """F1 of every terminal node's executed answer against gold (empty answer -> 0)."""
-    return {node.id: f1_score(node.answer, gold) for node in tree.nodes if node.terminal}
+def terminal_outcomes(
+    tree: Tree, gold: Sequence[GoldAnswer], *, simulations: bool = True
+) -> list[tuple[int, float]]:
+    """(node id, F1) of every terminal state in the tree: an empty answer scores 0.
+
+    Terminal tree nodes give their executed answer. Classic MCTS keeps its rollouts on
+    the node they started from (`node.simulation`, `node.simulated_answer`), not as tree
+    nodes; with `simulations` each rollout is a terminal state below that node.
+    """
+    out = [(n.id, f1_score(n.answer, gold)) for n in tree.nodes if n.terminal]
+    if simulations:
+        out += [
+            (n.id, f1_score(n.simulated_answer, gold)) for n in tree.nodes if n.simulation and not n.terminal
+        ]
+    return out
 
 
-def true_values(tree: Tree, terminal_f1: Mapping[int, float]) -> dict[int, float]:
+def true_values(tree: Tree, outcomes: Sequence[tuple[int, float]]) -> dict[int, float]:
     """Mean terminal F1 in each node's subtree; nodes with no terminal below are absent."""
     sums: dict[int, float] = {}
     counts: dict[int, int] = {}
-    for node_id, f1 in terminal_f1.items():
+    for node_id, f1 in outcomes:
         for ancestor in tree.path(node_id):
             sums[ancestor] = sums.get(ancestor, 0.0) + f1
             counts[ancestor] = counts.get(ancestor, 0) + 1
@@ -172,16 +188,19 @@ def _groups(tree: Tree, eligible: Callable[[int], bool]) -> list[list[int]]:
     return groups
 
 
-def history_text(tree: Tree, node_id: int, *, cleaned: bool) -> str:
-    """The node's cleaned (what IG reads) or raw history; rebuilt from steps if not stored."""
-    node = tree[node_id]
-    stored = node.cleaned_history if cleaned else node.raw_history
-    if stored:
-        return stored
-    from mcts.cleaning import clean_history, raw_history
+def history_text(tree: Tree, node_id: int, *, cleaned: bool, rules: Collection[Any] | None = None) -> str:
+    """The node's own history root..node, cleaned (what IG reads) or raw.
+
+    Rebuilt from the steps rather than read from `node.cleaned_history`: in classic MCTS
+    that field holds the *rollout's* end state, and the ranking compares the children
+    themselves.
+    """
+    from mcts.cleaning import DEFAULT_RULES, clean_history, raw_history
 
     steps = tree.steps(node_id)
-    return clean_history(steps).text if cleaned else raw_history(steps)
+    if not cleaned:
+        return raw_history(steps)
+    return clean_history(steps, DEFAULT_RULES if rules is None else rules).text
 
 
 def scorer_scores(
@@ -193,6 +212,7 @@ def scorer_scores(
     beta: float = 10.0,
     prompt: str = DEFAULT_IG_PROMPT,
     cleaned: bool = True,
+    rules: Collection[Any] | None = None,
 ) -> dict[int, float]:
     """Re-score every sibling group (>= 2 eligible children) with `scorer`, one batch per group.
 
@@ -201,7 +221,7 @@ def scorer_scores(
     """
     out: dict[int, float] = {}
     for kids in _groups(tree, eligible):
-        texts = [history_text(tree, c, cleaned=cleaned) for c in kids]
+        texts = [history_text(tree, c, cleaned=cleaned, rules=rules) for c in kids]
         results = scorer.score(tree.question, texts, alpha=alpha, beta=beta, prompt=prompt)
         out.update({c: r.reward for c, r in zip(kids, results, strict=True)})
     return out
@@ -221,7 +241,7 @@ def random_scores(tree: Tree, eligible: Callable[[int], bool], rng: random.Rando
 RANKERS = ("ig", "cot", "random", "tree_reward")
 RANKER_LABELS = {
     "ig": "IG reward (re-scored per sibling group)",
-    "cot": "CoT 1-10 rating",
+    "cot": "CoT 1-10 rating (same cleaned histories)",
     "random": "random order (seeded)",
     "tree_reward": "classic MCTS stored reward (simulated end state)",
 }
@@ -248,7 +268,7 @@ def analyse_tree(
     question_id: str = "",
 ) -> list[ParentComparison]:
     """Score the terminals, back up true values, and compare every ranker's sibling order."""
-    values = true_values(tree, terminal_f1s(tree, gold))
+    values = true_values(tree, terminal_outcomes(tree, gold))
 
     def eligible(node_id: int) -> bool:
         return node_id in values
@@ -293,3 +313,95 @@ def ranking_markdown(comparisons: Sequence[ParentComparison], rankers: Sequence[
         f"| paper, CWQ, IG (Llama-3.1-8B) | - | {100 * p['top1']:.2f}% | {100 * p['top3']:.0f}% | {p['tau']:.2f} |"
     )
     return "\n".join(lines)
+
+
+def run_ranking_analysis(
+    questions: Sequence[Any],
+    world: Any,
+    settings: Any,
+    out_dir: str | Path,
+    *,
+    cot_scorer: Scorer | None = None,
+    ig_prompt: str = DEFAULT_IG_PROMPT,
+    seed: int = 0,
+    resume: bool = False,
+    progress: bool = True,
+    save_traces: bool = True,
+) -> list[ParentComparison]:
+    """Search each question (settings.method; classic MCTS in the paper), rank, append CSV rows.
+
+    `questions` are `mcts.evaluate.EvalQuestion`s; `world` has policy, scorer (the IG
+    scorer), tools and meta. Rows go to `<out>/ranking.csv` as each question finishes;
+    finished question ids go to `<out>/ranking_done.txt`, which `resume` skips.
+    """
+    import csv
+
+    from mcts.search import run_search
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, done_path = out / "ranking.csv", out / "ranking_done.txt"
+    if not resume and (csv_path.exists() or done_path.exists()):
+        raise ValueError(f"{out} already has ranking results; pass --resume or choose another --out")
+    done = set(done_path.read_text().split()) if resume and done_path.exists() else set()
+    todo = [q for q in questions if q.id not in done]
+    if progress:
+        from tqdm import tqdm
+
+        todo = tqdm(todo, unit="question", dynamic_ncols=True)
+    new: list[ParentComparison] = []
+    rng = random.Random(seed)
+    for q in todo:
+        search, _ = run_search(
+            q.question, settings, policy=world.policy, scorer=world.scorer, tools=world.tools, meta=world.meta
+        )
+        tree = search.tree
+        rankers: dict[str, Callable[[Tree, Callable[[int], bool]], Mapping[int, float]]] = {
+            "ig": lambda t, ok: scorer_scores(
+                t, world.scorer, ok, alpha=settings.alpha, beta=settings.beta, prompt=ig_prompt
+            ),
+            "random": lambda t, ok: random_scores(t, ok, rng),
+            "tree_reward": stored_rewards,
+        }
+        if cot_scorer is not None:
+            rankers["cot"] = lambda t, ok: scorer_scores(t, cot_scorer, ok)
+        rows = analyse_tree(tree, q.gold, rankers, question_id=q.id)
+        new += rows
+        if save_traces:
+            from mcts.evaluate import safe_filename
+            from mcts.trace import save_trace, trace_from_search
+
+            save_trace(trace_from_search(search), out / "traces" / f"{safe_filename(q.id)}__ranking.json")
+        write_header = not csv_path.exists()
+        with csv_path.open("a", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
+            if write_header:
+                writer.writeheader()
+            writer.writerows(csv_row(c) for c in rows)
+        with done_path.open("a", encoding="utf-8") as fh:
+            fh.write(q.id + "\n")
+    return new
+
+
+def read_ranking_csv(path: str | Path) -> list[ParentComparison]:
+    """Read back the per-parent CSV (for reports over several runs or after --resume)."""
+    import csv
+
+    out: list[ParentComparison] = []
+    with Path(path).open(newline="", encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            out.append(
+                ParentComparison(
+                    ranker=r["ranker"],
+                    question_id=r["question_id"],
+                    parent_id=int(r["parent_id"]),
+                    depth=int(r["depth"]),
+                    children=tuple(int(x) for x in r["children"].split()),
+                    scores=tuple(float(x) for x in r["scores"].split()),
+                    true_values=tuple(float(x) for x in r["true_values"].split()),
+                    top1=r["top1"] == "1",
+                    top3=r["top3"] == "1",
+                    tau=float(r["tau"]) if r["tau"] else None,
+                )
+            )
+    return out

@@ -176,3 +176,68 @@ def test_bad_inputs_get_one_clear_line(tmp_path):
     bad.write_text('{"id": "a", "question": "q", "gold_answers": []}\nnot json\n')
     with pytest.raises(EvalInputError, match="bad.jsonl:2"):
         load_questions(bad)
+
+
+def test_cli_eval_writes_table_survives_ctrl_c_resumes_and_merges(tmp_path, monkeypatch, capsys):
+    import mcts.cli_eval as cli_eval
+    from mcts.cli import main
+
+    path = _questions(tmp_path, 2)
+    out = tmp_path / "run"
+    world_for, made = _worlds()
+    state = {"calls": 0, "interrupt_at": 4}
+
+    def factory(args):
+        def wrapped(method):
+            state["calls"] += 1
+            if state["calls"] == state["interrupt_at"]:
+                raise KeyboardInterrupt
+            return world_for(method)
+
+        return wrapped
+
+    monkeypatch.setattr(cli_eval, "_world_factory", factory)
+    argv = ["eval", "--questions", str(path), "--methods", "single,fast", "--out", str(out), "--rounds", "3"]
+    argv += ["--k", "3", "--no-progress"]
+    # calls 1-2 are the up-front world checks, 3 the first pair's world; Ctrl-C in the second pair.
+    assert main(argv) == 130
+    assert "--resume" in capsys.readouterr().err
+    assert len(read_rows([results_path(out)])) == 1  # the finished pair is saved
+    assert main(argv) == 2  # results exist: refuses to overwrite without --resume
+    state["interrupt_at"] = -1
+    assert main([*argv, "--resume"]) == 0
+    printed = capsys.readouterr().out
+    assert "| single |" in printed and "| fast |" in printed
+    assert len(read_rows([results_path(out)])) == 4
+    merged_out = tmp_path / "merged"
+    assert main(["eval", "--merge", str(out), "--out", str(merged_out)]) == 0
+    assert "| fast |" in (merged_out / "results.md").read_text()
+    assert main(["eval", "--methods", "fast"]) == 2
+    assert main(["eval", "--questions", str(path), "--methods", "nope"]) == 2
+
+
+def test_ranking_analysis_on_toy_trees_writes_csv_and_resumes(tmp_path):
+    from mcts.ranking import read_ranking_csv, run_ranking_analysis
+
+    qs = load_questions(_questions(tmp_path, 2))
+    world = _World()
+    settings = SETTINGS.with_(method=Method.CLASSIC, rounds=4)
+    out = tmp_path / "rank"
+    rows = run_ranking_analysis(qs, world, settings, out, cot_scorer=ToyScorer(), progress=False)
+    assert {r.ranker for r in rows} <= {"ig", "cot", "random", "tree_reward"}
+    assert rows, "the toy classic tree has sibling groups with terminals below"
+    assert read_ranking_csv(out / "ranking.csv") == [
+        r.__class__(
+            **{
+                **r.__dict__,
+                "scores": tuple(round(s, 4) for s in r.scores),
+                "true_values": tuple(round(v, 4) for v in r.true_values),
+                "tau": None if r.tau is None else round(r.tau, 4),
+            }
+        )
+        for r in rows
+    ]
+    assert (out / "ranking_done.txt").read_text().split() == ["toy:0", "toy:1"]
+    with pytest.raises(ValueError, match="--resume"):
+        run_ranking_analysis(qs, world, settings, out, progress=False)
+    assert run_ranking_analysis(qs, world, settings, out, resume=True, progress=False) == []

@@ -17,7 +17,7 @@ from mcts.ranking import (
     random_scores,
     scorer_scores,
     summarise_rankings,
-    terminal_f1s,
+    terminal_outcomes,
     true_values,
 )
 from mcts.steps import IGScore, Step
@@ -61,13 +61,31 @@ def test_kendall_tau_b_matches_hand_computed_values():
 
 def test_true_values_are_mean_terminal_f1_of_each_subtree():
     t = _tree()
-    f1 = terminal_f1s(t, GOLD)
-    assert f1 == {4: 1.0, 5: 0.0, 6: pytest.approx(2 / 3)}
+    f1 = terminal_outcomes(t, GOLD)
+    assert f1 == [(4, 1.0), (5, 0.0), (6, pytest.approx(2 / 3))]
     values = true_values(t, f1)
     assert values[1] == pytest.approx(0.5)
     assert values[2] == pytest.approx(2 / 3)
     assert values[0] == pytest.approx((1 + 0 + 2 / 3) / 3)
     assert 3 not in values  # no terminal below: excluded
+
+
+def test_classic_rollouts_count_as_terminal_states_below_their_node():
+    t = _tree()
+    rollout = t[3]
+    rollout.simulation = (_step("g"), _step("h"))
+    rollout.simulated_answer = (Value("Paris", "m.paris"),)
+    rollout.cleaned_history = "the rollout's end state"  # classic MCTS stores this; rankers must not read it
+    outcomes = terminal_outcomes(t, GOLD)
+    assert (3, 1.0) in outcomes
+    assert terminal_outcomes(t, GOLD, simulations=False) == [o for o in outcomes if o[0] != 3]
+    values = true_values(t, outcomes)
+    assert values[3] == 1.0
+    assert values[0] == pytest.approx((1 + 0 + 2 / 3 + 1) / 4)
+    scorer = _LengthScorer()
+    scorer_scores(t, scorer, lambda i: i in values)
+    assert all("rollout" not in h for batch in scorer.batches for h in batch)
+    assert any("ccc" in h for batch in scorer.batches for h in batch)  # node 3's own step
 
 
 def test_top1_top3_and_ties():
@@ -88,7 +106,7 @@ def test_top1_top3_and_ties():
 
 def test_compare_tree_uses_parents_with_two_valued_children():
     t = _tree()
-    values = true_values(t, terminal_f1s(t, GOLD))
+    values = true_values(t, terminal_outcomes(t, GOLD))
     # scores for 1, 2, 3 (3 has no value, so the root group is {1, 2}); 4, 5 under node 1
     scores = {1: 0.2, 2: 0.9, 3: 5.0, 4: 1.0, 5: 2.0, 6: 1.0}
     rows = compare_tree(t, scores, values, ranker="ig", question_id="q1")
@@ -117,7 +135,7 @@ class _LengthScorer:
 
 def test_scorer_scores_rescore_each_sibling_group_in_one_batch():
     t = _tree()
-    values = true_values(t, terminal_f1s(t, GOLD))
+    values = true_values(t, terminal_outcomes(t, GOLD))
     scorer = _LengthScorer()
     scores = scorer_scores(t, scorer, lambda i: i in values)
     assert set(scores) == {1, 2, 4, 5}  # node 6 is an only child; 3 has no value

@@ -1,0 +1,247 @@
+"""CLI subcommands `eval` and `analyze-ranking`, registered on `python -m mcts` by `register`.
+
+    python -m mcts eval --kb demo --questions examples/questions.jsonl \\
+        --methods single,vote,beam,constant,classic,fast --out runs/demo
+    python -m mcts eval ... --out runs/demo --resume          # continue after a crash / Ctrl-C
+    python -m mcts eval ... --out runs/dev --shard 0/4         # one of 4 processes (0/4 .. 3/4)
+    python -m mcts eval --merge runs/dev [runs/other ...] --out runs/dev   # one table from shards
+    python -m mcts analyze-ranking --kb fbqa --questions dev.jsonl --limit 10 --out runs/rank
+
+Every `SearchSettings` field except `method` is a flag (`--rounds`, `--k`, ...), shared
+by all methods. Exit status: 0 done, 2 bad arguments / KB / model / question file,
+130 interrupted (what finished is saved; rerun with --resume). Heavy modules are
+imported when a command runs, so `--help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import fields
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from mcts.settings import Method, SearchSettings
+
+
+def _settings_flags(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ("method",)) -> None:
+    from mcts.cli import _HELP  # one help text per setting, shared with `run`
+
+    defaults = SearchSettings()
+    for f in fields(SearchSettings):
+        if f.name in skip:
+            continue
+        value = getattr(defaults, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        help_text = f"{_HELP.get(f.name, f.name)} (default: {getattr(value, 'value', value)})"
+        if isinstance(value, Enum):
+            parser.add_argument(
+                flag, dest=f.name, choices=[m.value for m in type(value)], default=value.value, help=help_text
+            )
+        else:
+            parser.add_argument(flag, dest=f.name, type=type(value), default=value, help=help_text)
+
+
+def _world_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kb", default=None, help='KB spec: "demo", "fbqa", an RDF file/folder or a SPARQL URL (env KB)'
+    )
+    parser.add_argument("--policy", choices=["guided", "react"], default="guided", help="policy kind")
+    parser.add_argument("--policy-model", default=None, help="policy model id or folder (env POLICY_MODEL)")
+    parser.add_argument(
+        "--scorer-model", default=None, help="IG scorer model id or folder (env SCORER_MODEL)"
+    )
+    parser.add_argument(
+        "--policy-endpoint", default=None, help="OpenAI-compatible URL serving the policy (react)"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="first N questions of the file")
+    parser.add_argument(
+        "--shard", default=None, help="i/n: this process takes every n-th question from i (0-based)"
+    )
+    parser.add_argument("--out", default=None, help="output directory (default: runs/<command>-<time>)")
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the run in --out, skipping finished work"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--no-traces", action="store_true", help="do not save a trace per run")
+
+
+def register(subparsers: Any) -> None:
+    """Add `eval` and `analyze-ranking` to the `python -m mcts` subcommands."""
+    ev = subparsers.add_parser("eval", help="evaluate search methods on a question file (accuracy and cost)")
+    ev.add_argument("--questions", default=None, help="question JSONL (id, question, gold_answers, hops)")
+    ev.add_argument(
+        "--methods", default="all", help="comma separated: single,vote,beam,constant,classic,fast (or all)"
+    )
+    ev.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        metavar="DIR",
+        help="only merge results of these run dirs / shards",
+    )
+    _world_flags(ev)
+    _settings_flags(ev)
+    ev.set_defaults(func=cmd_eval)
+
+    rk = subparsers.add_parser(
+        "analyze-ranking", help="IG ranking analysis against gold (classic MCTS trees)"
+    )
+    rk.add_argument("--questions", required=True, help="question JSONL with gold answers")
+    rk.add_argument(
+        "--search-method",
+        choices=[m.value for m in Method],
+        default=Method.CLASSIC.value,
+        help="tree to analyse",
+    )
+    rk.add_argument("--no-cot", action="store_true", help="skip the CoT rating baseline")
+    rk.add_argument(
+        "--cot-model", default=None, help="model of the CoT rating baseline (default: the scorer model)"
+    )
+    _world_flags(rk)
+    _settings_flags(rk)
+    rk.set_defaults(func=cmd_analyze_ranking)
+
+
+def _err(message: str) -> int:
+    print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+def _settings(args: argparse.Namespace, method: Method) -> SearchSettings:
+    values = {f.name: getattr(args, f.name) for f in fields(SearchSettings) if f.name != "method"}
+    return SearchSettings.from_dict({**values, "method": method.value})
+
+
+def _out_dir(args: argparse.Namespace, command: str) -> Path:
+    return Path(args.out) if args.out else Path("runs") / f"{command}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _world_factory(args: argparse.Namespace) -> Any:
+    from mcts.world import build_world
+
+    def world_for(method: Method) -> Any:
+        return build_world(
+            args.kb,
+            policy_kind=args.policy,
+            policy_model=args.policy_model,
+            scorer_model=args.scorer_model,
+            policy_endpoint=args.policy_endpoint,
+            method=method,
+            constant_reward=args.constant_reward,
+        )
+
+    return world_for
+
+
+def _report(sources: list[Path], out: Path, methods: list[str] | None) -> int:
+    from mcts.eval_report import collect_rows, write_report
+
+    rows = collect_rows(sources)
+    if not rows:
+        return _err(f"no results found in {', '.join(map(str, sources))}")
+    print(write_report(rows, out, methods=methods))
+    print(f"report: {out / 'results.md'} (plots beside it)")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from mcts.evaluate import EvalInputError, Shard, load_questions, parse_methods, result_files, run_eval
+
+    if args.merge:
+        dirs = [Path(d) for d in args.merge]
+        return _report(dirs, Path(args.out) if args.out else dirs[0], None)
+    if not args.questions:
+        return _err("--questions is required (or --merge DIR... to merge finished runs)")
+    try:
+        methods = parse_methods(args.methods)
+        shard = Shard.parse(args.shard) if args.shard else None
+        questions = load_questions(args.questions, limit=args.limit, shard=shard)
+        settings = _settings(args, Method.FAST)
+    except (EvalInputError, ValueError) as exc:
+        return _err(str(exc))
+    if not questions:
+        return _err("no questions selected (check --limit / --shard)")
+    out = _out_dir(args, "eval")
+    from mcts.models import describe_defaults
+
+    print(describe_defaults(args.policy_model, args.scorer_model))
+    print(f"{len(questions)} questions x {len(methods)} methods -> {out}")
+    world_for = _world_factory(args)
+    try:
+        for method in methods:  # open the KB and load the models up front: bad specs fail fast
+            world_for(method)
+    except (ValueError, RuntimeError, OSError) as exc:
+        return _err(str(exc))
+    try:
+        run_eval(
+            questions,
+            methods,
+            world_for,
+            settings,
+            out,
+            shard=shard,
+            resume=args.resume,
+            save_traces=not args.no_traces,
+            progress=not args.no_progress,
+        )
+    except EvalInputError as exc:
+        return _err(str(exc))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: finished pairs are saved in {out}; continue with --resume", file=sys.stderr)
+        return 130
+    return _report(result_files(out), out, [m.value for m in methods])
+
+
+def cmd_analyze_ranking(args: argparse.Namespace) -> int:
+    from mcts.evaluate import EvalInputError, Shard, load_questions
+    from mcts.ranking import ranking_markdown, read_ranking_csv, run_ranking_analysis
+
+    try:
+        shard = Shard.parse(args.shard) if args.shard else None
+        questions = load_questions(args.questions, limit=args.limit, shard=shard)
+        settings = _settings(args, Method(args.search_method))
+    except (EvalInputError, ValueError) as exc:
+        return _err(str(exc))
+    out = _out_dir(args, "ranking")
+    try:
+        world = _world_factory(args)(settings.method)
+        cot = None
+        if not args.no_cot:
+            from mcts.cot_scorer import CotScorer
+            from mcts.models import load_model, resolve_model_names
+
+            cot = CotScorer(
+                load_model(args.cot_model or resolve_model_names(args.policy_model, args.scorer_model)[1])
+            )
+    except (ValueError, RuntimeError, OSError) as exc:
+        return _err(str(exc))
+    print(f"{len(questions)} questions, {settings.method.value} trees -> {out}")
+    try:
+        run_ranking_analysis(
+            questions,
+            world,
+            settings,
+            out,
+            cot_scorer=cot,
+            seed=settings.seed,
+            resume=args.resume,
+            progress=not args.no_progress,
+            save_traces=not args.no_traces,
+        )
+    except ValueError as exc:
+        return _err(str(exc))
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: finished questions are saved in {out}; continue with --resume", file=sys.stderr
+        )
+        return 130
+    csv_path = out / "ranking.csv"
+    rows = read_ranking_csv(csv_path) if csv_path.exists() else []
+    table = ranking_markdown(rows)
+    (out / "ranking.md").write_text(table + "\n", encoding="utf-8")
+    print(table)
+    print(f"per-parent rows: {csv_path}")
+    return 0
