@@ -21,14 +21,14 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from kb.actions import Action, ActionParseError
 from kb.base import KBError, KnowledgeBase, QueryResult, Term
 from kb.flavour import FREEBASE, Flavour, iri_ref
-from kb.observation import GraphPattern, Observation, Value
+from kb.observation import EntityHit, GraphPattern, Observation, Value
 from kb.relation_ranker import Ranker
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ MAX_TYPES = 10
 DESCRIPTION_CHARS = 100  # SearchNodes description prefix (DESIGN.md 3)
 OUTPUT_CHARS = 2000  # ExecuteSPARQL text budget (DESIGN.md 3)
 NAMED_VALUES = 1000  # ExecuteSPARQL: distinct entities whose names are looked up
+NAME_CACHE_SIZE = 200_000  # IRI -> name entries kept per toolbox
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _SELECT_E = re.compile(
     r"^\s*(?:PREFIX\s+[\w-]*:\s*<[^>]*>\s*)*SELECT\s+(?:DISTINCT\s+)?\?e\s+WHERE\b", re.IGNORECASE
@@ -140,7 +141,7 @@ class Toolbox:
         self._rank("warm up", predicates)
         self.all_types()
 
-    def find_mentions(self, question: str, limit: int = 10) -> list:
+    def find_mentions(self, question: str, limit: int = 10) -> list[EntityHit]:
         """Entities named in `question` if the KB can say (embedded KBs can), else []."""
         finder = getattr(self.kb, "find_mentions", None)
         return finder(question, limit) if finder else []
@@ -183,9 +184,11 @@ class Toolbox:
             raise QueryTimeout(f"the tool ran past its {self.timeout_s:g} s time limit")
         return self.kb.query(sparql, timeout_s=remaining, max_rows=max_rows or self.max_rows)
 
-    def _lookup_names(self, iris: Iterable[str], deadline: float) -> dict[str, str | None]:
+    def _lookup_names(self, iris: Sequence[str], deadline: float) -> dict[str, str | None]:
         """Names of entity IRIs (batched VALUES queries, cached per toolbox)."""
         with self._lock:
+            if len(self._names) > NAME_CACHE_SIZE:  # a long-lived app on a big KB: start over
+                self._names.clear()
             missing = [i for i in dict.fromkeys(iris) if i not in self._names]
         pref = self.flavour.name_lang
         for start in range(0, len(missing), 200):
@@ -261,6 +264,10 @@ class Toolbox:
             sample = render_value(p.sample)
             rel = p.relation_text()
             lines.append(f"(?e, {rel}, {sample})" if p.direction == "out" else f"({sample}, {rel}, ?e)")
+        if res.truncated:
+            lines.append(
+                f"(?e has more than {MAX_ENTITIES} bindings; these are the patterns of the first {MAX_ENTITIES})"
+            )
         if len(found) > len(shown) and not semantic:
             lines.append(f'... {len(found) - len(shown)} more relations; add semantic="..." to rank them')
         return Observation("\n".join(lines), patterns=patterns, sparql=prepared.sparql)
