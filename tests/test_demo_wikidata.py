@@ -130,7 +130,8 @@ def test_every_item_has_one_english_label_and_most_have_a_description(subjects):
         labels = subjects[s][RDFS_LABEL]
         assert len(labels) == 1 and labels[0].language == "en", s
     described = [s for s in items if DESCRIPTION in subjects[s]]
-    assert len(described) >= 0.9 * len(items)
+    # As on Wikidata, a few items have no English description (SearchNodes must say so).
+    assert 0.9 * len(items) <= len(described) < len(items)
     assert sum(1 for s in items if ALT_LABEL in subjects[s]) >= 30
 
 
