@@ -1,0 +1,137 @@
+"""IG scoring: the reward formula, the one-pass scorer against the naive reference
+(with the real bundled model), truncation, empty and Unicode histories, the constant scorer."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from mcts.models import LoadedModel, load_model
+from mcts.scorer import ConstantScorer, IGScorer, NaiveIGScorer, ig_reward
+from mcts.steps import IGScore
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+QUESTION = "What is the place of birth of the director of Inception?"
+SPARQL = 'SELECT ?x WHERE { ns:m.04f9z ns:people.person.place_of_birth ?x }'
+BASE = f'Action: SearchNodes()\nAction: ExecuteSPARQL("{SPARQL}")\n'
+HISTORIES = [
+    BASE + "Observation: London",
+    BASE + "Observation: " + ", ".join(f"Film {i} (directed {1990 + i})" for i in range(12)),
+    "",
+    "Action: SearchNodes()\nObservation: \"Zürich\" | Description: Größte Stadt der Schweiz… 東京 🚀 — Москва",
+    BASE + "Observation: Error: the query returned no result",
+]
+
+
+def _assert_agree(fast: list[IGScore], naive: list[IGScore]) -> None:
+    assert len(fast) == len(naive)
+    for f, n in zip(fast, naive, strict=True):
+        # fp32 noise is ~5e-7 nats in log PPL; PPLs compared relatively, rewards absolutely.
+        assert f.ppl_history == pytest.approx(n.ppl_history, rel=1e-4)
+        assert f.ppl_with_question == pytest.approx(n.ppl_with_question, rel=1e-4)
+        assert abs(f.reward - n.reward) < 1e-4
+        assert (f.tokens, f.truncated) == (n.tokens, n.truncated)
+
+
+def test_ig_reward_matches_the_worked_examples() -> None:
+    assert ig_reward(20, 16, alpha=2, beta=10) == pytest.approx(1.81, abs=5e-3)
+    assert ig_reward(20, 21, alpha=2, beta=10) == pytest.approx(0.76, abs=5e-3)
+    assert ig_reward(20, 20) == pytest.approx(1.0)  # no information: alpha / 2
+
+
+def test_ig_reward_is_stable_at_extreme_ratios() -> None:
+    assert ig_reward(1e300, 1.0) == pytest.approx(2.0)
+    assert ig_reward(1.0, 1e300) == pytest.approx(0.0, abs=1e-300)
+    with pytest.raises(ValueError):
+        ig_reward(0.0, 1.0)
+
+
+def test_constant_scorer_gives_its_value_and_runs_no_model() -> None:
+    scorer = ConstantScorer(0.5)
+    scores = scorer.score(QUESTION, ["a", "", "b"], alpha=2, beta=10)
+    assert [s.reward for s in scores] == [0.5, 0.5, 0.5]
+    assert all(math.isnan(s.ppl_history) and math.isnan(s.ppl_with_question) for s in scores)
+    assert scorer.usage.calls == 0 and scorer.score(QUESTION, [], alpha=2, beta=10) == []
+    with pytest.raises(ValueError):
+        ConstantScorer(math.inf)
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[LoadedModel]:
+    import torch
+
+    # On a CPU shared by several processes one torch thread ran these tests ~5x faster
+    # than two (measured); the results agree either way. Restored afterwards.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield load_model()  # cached process-wide: every test shares one copy
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.slow
+def test_one_pass_batched_agrees_with_naive_two_pass(model: LoadedModel) -> None:
+    fast, naive = IGScorer(model), NaiveIGScorer(model)
+    got = fast.score(QUESTION, HISTORIES, alpha=2, beta=10)
+    ref = naive.score(QUESTION, HISTORIES, alpha=2, beta=10)
+    _assert_agree(got, ref)
+    assert len({s.tokens for s in got}) == len(HISTORIES)  # mixed lengths in one batch
+    assert not any(s.truncated for s in got)
+    assert all(s.ppl_history > 1 and s.ppl_with_question > 1 and 0 < s.reward < 2 for s in got)
+    # Cost accounting: one pass per node against two; the shared chat header runs once.
+    assert fast.usage.calls == len(HISTORIES) and naive.usage.calls == 2 * len(HISTORIES)
+    assert fast.model_invocations == 2 and naive.model_invocations == 2 * len(HISTORIES)
+    assert fast.usage.tokens < sum(s.tokens for s in got) < naive.usage.tokens
+
+
+@pytest.mark.slow
+def test_small_batches_and_plain_text_layout_agree_with_naive(model: LoadedModel) -> None:
+    histories = [HISTORIES[0], HISTORIES[2], HISTORIES[3]]
+    fast = IGScorer(model, chat_template=False, batch_size=2)
+    naive = NaiveIGScorer(model, chat_template=False)
+    _assert_agree(fast.score(QUESTION, histories, alpha=2, beta=10), naive.score(QUESTION, histories, alpha=2, beta=10))
+    assert fast.model_invocations == 2  # batches of 2 + 1; no common prefix worth caching
+
+
+@pytest.mark.slow
+def test_long_history_is_cut_from_the_left_keeping_prompt_and_question(model: LoadedModel) -> None:
+    fast, naive = IGScorer(model, max_tokens=160), NaiveIGScorer(model, max_tokens=160)
+    histories = HISTORIES[:3]
+    got = fast.score(QUESTION, histories, alpha=2, beta=10)
+    _assert_agree(got, naive.score(QUESTION, histories, alpha=2, beta=10))
+    assert [s.truncated for s in got] == [False, True, False]
+    assert got[1].tokens == 160
+    node = fast.builder.build(QUESTION, HISTORIES[1])
+    text = model.tokenizer.decode(node.ids)
+    assert text.endswith("Based on this interaction history, the original question is:<|im_end|>\n"
+                         "<|im_start|>assistant\n" + QUESTION)
+    assert "Film 11 (directed 2001)" in text and "Film 0 " not in text  # the left end went
+
+
+@pytest.mark.slow
+def test_question_too_long_for_the_limit_is_a_clear_error(model: LoadedModel) -> None:
+    with pytest.raises(ValueError, match="more than the limit"):
+        IGScorer(model, max_tokens=30).score(QUESTION, ["x"], alpha=2, beta=10)
+
+
+@pytest.mark.slow
+def test_prefix_is_the_same_text_with_and_without_the_question(model: LoadedModel) -> None:
+    node = IGScorer(model).builder.build(QUESTION, HISTORIES[0])
+    prefix = model.tokenizer.decode(node.prefix)
+    assert prefix.startswith("<|im_start|>system\n")
+    assert "<|im_start|>user\n" + HISTORIES[0] + "\n\nBased on this interaction history" in prefix
+    assert prefix.endswith("<|im_start|>assistant\n")
+    assert model.tokenizer.decode(node.question) == QUESTION
+
+
+@pytest.mark.slow
+def test_a_history_restating_the_question_earns_a_higher_reward(model: LoadedModel) -> None:
+    # Why cleaning exists: a leaked question makes the question easy to predict.
+    leaked, clean = IGScorer(model).score(
+        QUESTION, [f"Thought: {QUESTION}\nAction: SearchNodes()", "Action: SearchNodes()"], alpha=2, beta=10
+    )
+    assert leaked.ppl_with_question < clean.ppl_with_question
+    assert leaked.reward > clean.reward
