@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 
-class Method(str, Enum):
+class Method(StrEnum):
     FAST = "fast"  # Fast MCTS: IG reward of each new child, no simulation
     CLASSIC = "classic"  # classic MCTS: simulate to Done, score the end state by IG
     CONSTANT = "constant"  # ablation: Fast MCTS with a constant reward (paper: CWQ 70.15 -> 57.99)
@@ -21,7 +21,7 @@ class Method(str, Enum):
     SINGLE = "single"  # one greedy path (paper CWQ 37.47)
 
 
-class VoteMode(str, Enum):
+class VoteMode(StrEnum):
     PLURALITY = "plurality"  # most frequent answer set; ties by the branch's mean value
     VALUE_WEIGHTED = "value_weighted"  # each branch votes with its mean value W/N
 
