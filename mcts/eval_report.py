@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mcts.evaluate import EvalRow, read_rows, result_files
@@ -113,8 +113,6 @@ def method_stats(rows: Sequence[EvalRow], methods: Sequence[str] | None = None) 
         )
     vote = next((s for s in stats if s.method == "vote"), None)
     if vote is not None and vote.seconds > 0:
-        from dataclasses import replace
-
         stats = [replace(s, time_vs_vote=s.seconds / vote.seconds) for s in stats]
     return stats
 

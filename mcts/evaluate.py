@@ -321,7 +321,11 @@ def _append(path: Path, row: EvalRow) -> None:
     # One complete line per write, flushed and synced: a crash leaves at most a torn last
     # line, which read_rows skips. A file not ending in a newline (torn) gets one first.
     path.parent.mkdir(parents=True, exist_ok=True)
-    needs_newline = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
+    needs_newline = False
+    if path.exists() and path.stat().st_size > 0:
+        with path.open("rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            needs_newline = fh.read(1) != b"\n"
     with path.open("a", encoding="utf-8") as fh:
         if needs_newline:
             fh.write("\n")
