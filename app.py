@@ -19,7 +19,7 @@ from mcts.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule  # noqa: E402
 from mcts.protocols import DEFAULT_IG_PROMPT  # noqa: E402
 from mcts.settings import SearchSettings  # noqa: E402
 from ui import handlers, inspect  # noqa: E402
-from ui.config import AppConfig, gpu_decorator, load_example_questions, parse_config  # noqa: E402
+from ui.config import AppConfig, bundled_traces, gpu_decorator, load_example_questions, parse_config  # noqa: E402
 from ui.session import Session  # noqa: E402
 from ui.theme import ABOUT_MD, CSS, HEADER_HTML, JS, LAB_MD, theme  # noqa: E402
 from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS  # noqa: E402
@@ -168,12 +168,17 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                     "round. No model is needed: a CPU-only Space can show recorded GPU runs. The run on screen is "
                     "downloadable from the Search tab."
                 )
-                upload = gr.File(
-                    label="Upload a trace (.json)",
-                    file_types=[".json"],
-                    type="filepath",
-                    elem_id="trace-upload",
-                )
+                with gr.Row(equal_height=False):
+                    upload = gr.File(
+                        label="Upload a trace (.json)",
+                        file_types=[".json"],
+                        type="filepath",
+                        elem_id="trace-upload",
+                    )
+                    bundled = gr.Dropdown(
+                        bundled_traces(), value=None, label="…or open a recorded example trace", elem_id="bundled-trace",
+                        info="recorded with the bundled model on the demo KB",
+                    )  # fmt: skip
                 replay_slider = gr.Slider(
                     0, 1, value=0, step=1, label="Show the tree after round", interactive=False
                 )
@@ -251,6 +256,10 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
             api_name="load_trace",
             **cheap,
         )
+        bundled.input(
+            inspect.load_bundled, [state, bundled], [*main_outputs, *replay_outputs, rules, ig_prompt],
+            api_name="load_example_trace", **cheap,
+        )  # fmt: skip
         replay_slider.release(
             inspect.replay, [state, replay_slider], [replay_plot, replay_status], api_name="replay", **cheap
         )

@@ -79,6 +79,19 @@ def gpu_decorator(duration: int = 120) -> Callable[[Callable[..., Any]], Callabl
 
 
 EXAMPLES_FILE = Path(__file__).resolve().parents[1] / "examples" / "questions.jsonl"
+TRACES_DIR = Path(__file__).resolve().parents[1] / "examples" / "traces"
+
+
+def bundled_traces(folder: Path = TRACES_DIR) -> list[str]:
+    """File names of the recorded traces shipped in examples/traces/."""
+    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+def bundled_trace_path(name: str, folder: Path = TRACES_DIR) -> Path | None:
+    """The path of one shipped trace by file name; None for anything outside that folder."""
+    if not name or name not in bundled_traces(folder):
+        return None
+    return folder / name
 
 
 def load_example_questions(path: Path = EXAMPLES_FILE, limit: int = 8) -> list[str]:

@@ -17,6 +17,7 @@ from mcts.events import NodeSelected, RoundFinished
 from mcts.rescore import rescore_tree
 from mcts.search import one_line
 from mcts.trace import TraceError, load_trace, save_trace, trace_from_tree
+from ui.config import bundled_trace_path
 from ui.handlers import _TRACE_DIR, get_world, parse_rules
 from ui.render import EMPTY_DETAIL, figure, inspector, main_view, table_frame
 from ui.session import Session
@@ -179,6 +180,16 @@ def load(session: Session, file: Any) -> tuple[Any, ...]:
         sorted(r.value for r in rules),
         trace.ig_prompt,
     )
+
+
+def load_bundled(session: Session, name: str) -> tuple[Any, ...]:
+    """Load one of the traces shipped in examples/traces/ (same outputs as `load`)."""
+    path = bundled_trace_path(name)
+    if path is None:
+        skip = gr.skip()
+        msg = f"No bundled trace named {name!r}."
+        return (f"**Problem:** {msg}",) + (skip,) * 9 + (skip, skip, f"**Problem:** {msg}", skip, skip)
+    return load(session, str(path))
 
 
 def replay(session: Session, round_no: float) -> tuple[Any, str]:
