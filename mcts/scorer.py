@@ -19,11 +19,13 @@ sequence (the first has nothing to be predicted from). log PPL(H') averages the 
 targets, log PPL(H', Q) averages all targets.
 
 One pass: in a causal LM the logits at prefix positions do not depend on later tokens,
-so one forward pass over prefix + question gives both means. Siblings go in one
-right-padded batch with an attention mask; their longest common token prefix (chat
-header, shared earlier steps) is run once and its KV cache reused by the batch. Target
-log-probs are computed per sequence from its own hidden states (logsumexp minus the
-target logit): no full-vocabulary log-softmax over the padded batch.
+so one forward pass over prefix + question gives both means. Siblings go in right-padded
+batches with an attention mask: one batch unless their lengths differ so much that
+padding would waste more than `max_padding` (then batches of similar lengths). Their
+longest common token prefix (chat header, shared earlier steps) is run once and its KV
+cache reused by every batch. Target log-probs are computed per sequence from its own
+hidden states (logsumexp minus the target logit): no full-vocabulary log-softmax over
+the padded batch.
 
 Cost accounting (`usage`): calls = IG forward passes counted per node (one per node
 for IGScorer, two for NaiveIGScorer, none for ConstantScorer); tokens = tokens run
@@ -47,6 +49,9 @@ from mcts.steps import IGScore
 
 _SENTINEL = "\u2063HISTORY\u2063"  # marks where the history goes inside the chat template
 _MIN_SHARED_PREFIX = 16  # tokens; shorter common prefixes are not worth an extra model call
+# Padded tokens allowed per real token in one batch (see plan_batches). 0.25 measured on
+# CPU; one batch of 5 siblings of 150-460 tokens wasted ~50% on padding.
+DEFAULT_MAX_PADDING = 0.25
 
 
 def ig_reward_from_logs(log_ppl_history: float, log_ppl_with_question: float, alpha: float, beta: float) -> float:
@@ -187,48 +192,86 @@ def _means(node: TokenizedNode, nll: Any) -> NodeNLL:
     return NodeNLL(float(nll[: p - 1].mean()), float(nll.mean()))
 
 
+def plan_batches(lengths: Sequence[int], *, batch_size: int, max_padding: float) -> list[list[int]]:
+    """Group sequence indices, longest first, into right-padded batches.
+
+    A batch grows while its padded size (rows x longest) stays within
+    (1 + max_padding) x its real tokens and it has at most batch_size rows: padding is
+    computed like real tokens on CPU and on a compute-bound GPU, so sibling batches of
+    very different lengths are split (max_padding = inf: one batch per batch_size rows).
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    real = 0
+    for i in order:
+        if batches and len(batches[-1]) < batch_size:
+            width = lengths[batches[-1][0]]
+            if width * (len(batches[-1]) + 1) <= (1 + max_padding) * (real + lengths[i]):
+                batches[-1].append(i)
+                real += lengths[i]
+                continue
+        batches.append([i])
+        real = lengths[i]
+    return batches
+
+
 def one_pass_nlls(
-    model: Any, nodes: Sequence[TokenizedNode], *, device: str, batch_size: int = 8, pad_id: int = 0
+    model: Any,
+    nodes: Sequence[TokenizedNode],
+    *,
+    device: str,
+    batch_size: int = 8,
+    pad_id: int = 0,
+    min_shared_prefix: int = _MIN_SHARED_PREFIX,
+    max_padding: float = DEFAULT_MAX_PADDING,
 ) -> tuple[list[NodeNLL], int, int]:
     """Both mean NLLs of every node from one forward pass per node, batched.
 
+    The nodes' common token prefix (chat header, shared earlier steps), if at least
+    `min_shared_prefix` tokens, is run once and its KV cache reused by every batch (a
+    huge value switches that off). The rest is batched by `plan_batches`.
     Returns (NLLs in input order, model invocations, tokens run through the model).
     """
+    import copy
+
     import torch
 
     for node in nodes:
         if len(node.prefix) < 2 or not node.question:
             raise ValueError("a scored sequence needs a prefix of >= 2 tokens and a non-empty question")
-    order = sorted(range(len(nodes)), key=lambda i: -len(nodes[i].ids))  # similar lengths batch together
+    if not nodes:
+        return [], 0, 0
+    seqs = [node.ids for node in nodes]
+    shared = _common_prefix(seqs)
+    shared = shared if shared >= min_shared_prefix else 0
+    rests = [s[shared:] for s in seqs]
+    batches = plan_batches([len(r) for r in rests], batch_size=batch_size, max_padding=max_padding)
     results: dict[int, NodeNLL] = {}
-    invocations = tokens = 0
+    invocations, tokens = len(batches), sum(len(r) for r in rests)
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            seqs = [nodes[i].ids for i in idx]
-            shared = _common_prefix(seqs)
-            shared = shared if shared >= _MIN_SHARED_PREFIX else 0
-            cache, shared_nll, last_state, is_hidden = None, None, None, True
-            if shared:
-                ids = torch.tensor([seqs[0][:shared]], device=device)
-                states, cache, is_hidden = _run(model, ids, torch.ones_like(ids))
-                shared_nll = _target_nll(model, states[0, :-1], is_hidden, ids[0, 1:])
-                last_state = states[0, -1:]
+        prefix_cache, shared_nll, last_state = None, None, None
+        if shared:
+            ids = torch.tensor([seqs[0][:shared]], device=device)
+            states, prefix_cache, is_hidden = _run(model, ids, torch.ones_like(ids))
+            shared_nll = _target_nll(model, states[0, :-1], is_hidden, ids[0, 1:])
+            last_state = states[0, -1:]
+            invocations += 1
+            tokens += shared
+        for b, idx in enumerate(batches):
+            cache = None
+            if prefix_cache is not None:
+                # The forward pass extends the cache: later batches need their own copy.
+                cache = prefix_cache if b == len(batches) - 1 else copy.deepcopy(prefix_cache)
                 cache.batch_repeat_interleave(len(idx))
-                invocations += 1
-                tokens += shared
-            rests = [s[shared:] for s in seqs]
-            width = max(len(r) for r in rests)
+            width = len(rests[idx[0]])
             ids = torch.full((len(idx), width), pad_id, dtype=torch.long, device=device)
             mask = torch.zeros((len(idx), shared + width), dtype=torch.long, device=device)
-            for row, rest in enumerate(rests):
-                ids[row, : len(rest)] = torch.tensor(rest, device=device)
-                mask[row, : shared + len(rest)] = 1
+            for row, i in enumerate(idx):
+                ids[row, : len(rests[i])] = torch.tensor(rests[i], device=device)
+                mask[row, : shared + len(rests[i])] = 1
             states, _, is_hidden = _run(model, ids, mask, cache)
-            invocations += 1
-            tokens += sum(len(r) for r in rests)
-            for row, (i, rest) in enumerate(zip(idx, rests, strict=True)):
-                n = len(rest)
+            for row, i in enumerate(idx):
+                n = len(rests[i])
                 parts = []
                 if shared:
                     # Position shared-1 (last cached) predicts the first token of this row.
@@ -274,6 +317,7 @@ class IGScorer:
         chat_template: bool | None = None,
         max_tokens: int | None = None,
         batch_size: int = 8,
+        max_padding: float = DEFAULT_MAX_PADDING,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -284,13 +328,19 @@ class IGScorer:
         limit = model.max_context if max_tokens is None else min(max_tokens, model.max_context)
         self.builder = PromptBuilder(model.tokenizer, chat_template=self.chat_template, max_tokens=limit)
         self.batch_size = batch_size
+        self.max_padding = max_padding
         self.usage = Usage()
         self.model_invocations = 0
 
     def _nlls(self, nodes: Sequence[TokenizedNode]) -> tuple[list[NodeNLL], int, int]:
         pad = self.model.tokenizer.pad_token_id or 0
         return one_pass_nlls(
-            self.model.model, nodes, device=self.model.device, batch_size=self.batch_size, pad_id=pad
+            self.model.model,
+            nodes,
+            device=self.model.device,
+            batch_size=self.batch_size,
+            pad_id=pad,
+            max_padding=self.max_padding,
         )
 
     def score(
