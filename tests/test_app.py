@@ -142,6 +142,8 @@ def test_stop_cancels_a_running_search(server) -> None:
     while not any("Running" in o[0] for o in job.outputs()):
         assert time.time() < deadline and not job.done(), "the run never started"
         time.sleep(0.3)
+    other_session = client(server)
+    assert other_session.predict(api_name="/stop") == "Nothing is running.", "one session cannot stop another's run"
     assert "Stopping" in c.predict(api_name="/stop")
     while not job.done():
         assert time.time() < deadline, "Stop did not end the run"
