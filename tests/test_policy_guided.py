@@ -1,0 +1,380 @@
+"""The guided policy: candidates enumerated from real tool observations, chosen by the LM.
+
+Fast tests run the real tools on the tiny KB of conftest with a small scorer double
+(the LM's likelihoods replaced by a deterministic function of the text); slow tests
+run the real bundled model: the batched, prefix-cached scoring equals the naive
+reference, and a greedy single path answers at least half of the demo questions.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from kb.actions import Action
+from kb.observation import GraphPattern, Observation, Value
+from mcts.lm_scoring import ContinuationScore
+from mcts.policy_guided import GuidedPolicy, Priors, softmax_sample
+from mcts.protocols import Usage
+from mcts.query_builder import (
+    Triple,
+    answer_pattern_query,
+    counted,
+    extend,
+    one_hop,
+    parse_query,
+    superlative,
+)
+from mcts.steps import Step
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class KeywordScorer:
+    """Scorer double: mean log-prob = -0.01 x length, +1 per keyword found in the text."""
+
+    def __init__(self, keywords: Sequence[str] = ()) -> None:
+        self.keywords = tuple(keywords)
+        self.usage = Usage()
+        self.prompts: list[str] = []
+
+    def score(self, prompt, continuations):
+        self.usage.candidate_passes += 1
+        self.prompts.append("".join(prompt) if not isinstance(prompt, str) else prompt)
+        return [
+            ContinuationScore(-0.01 * len(c) + sum(k in c for k in self.keywords), len(c))
+            for c in continuations
+        ]
+
+
+class FakeTokenizer:
+    chat_template = None
+
+
+class FakeModel:
+    tokenizer = FakeTokenizer()
+
+
+@pytest.fixture(scope="module")
+def tools(tiny_kb):
+    from kb.relation_ranker import LexicalRanker
+    from kb.tools import Toolbox
+
+    return Toolbox(tiny_kb, ranker=LexicalRanker())
+
+
+def policy(kb, keywords=(), **kw) -> GuidedPolicy:
+    return GuidedPolicy(FakeModel(), kb, scorer=KeywordScorer(keywords), **kw)
+
+
+def walk(tools, actions: Sequence[Action]) -> list[Step]:
+    return [Step("t", a, tools.run(a)) for a in actions]
+
+
+def actions_of(opts) -> list[str]:
+    return [o.action.render() for o in opts]
+
+
+ADA_Q = "Where was Ada Lovelace born?"
+
+
+def ada_patterns(tools) -> list[Step]:
+    hist = walk(tools, [Action("SearchNodes", "Ada Lovelace")])
+    query = 'SELECT ?e WHERE { ?e ns:type.object.name "Ada Lovelace"@en }'
+    return hist + walk(tools, [Action("SearchGraphPatterns", query, semantic=ADA_Q)])
+
+
+# ----- the SPARQL the policy writes ---------------------------------------------------------
+def test_query_builder_round_trips_every_form_it_writes():
+    out = GraphPattern("out", ("people.person.place_of_birth",), Value("London", "m.t_london"))
+    cvt = GraphPattern("out", ("people.person.spouse_s", "people.marriage.spouse"), Value("W", "m.w"))
+    inc = GraphPattern("in", ("base.science.colleague",), Value("Charles Babbage", "m.t_babbage"))
+    date = GraphPattern("out", ("people.person.date_of_birth",), Value("1815-12-10", None, "date"))
+    q1 = one_hop("m.t_ada", cvt)
+    q2 = extend(one_hop("m.t_ada", out), inc)
+    for q in (one_hop("m.t_ada", out), q1, q2, superlative(q2, date, "DESC"), counted(q1)):
+        assert parse_query(q.render()) == q
+    assert q1.render() == (
+        "SELECT DISTINCT ?x WHERE { ns:m.t_ada ns:people.person.spouse_s ?c1 . "
+        "?c1 ns:people.marriage.spouse ?x . FILTER(?x != ns:m.t_ada) }"
+    )
+    assert Triple("ns:m.t_babbage", "ns:base.science.colleague", "?y1") not in q2.triples
+    assert Triple("?x", "ns:base.science.colleague", "?y1") in q2.triples
+
+
+def test_parse_query_refuses_sparql_in_other_forms():
+    assert parse_query("SELECT ?name WHERE { ?x ns:type.object.name ?name }") is None
+    assert parse_query("ASK { ns:m.a ns:b.c.d ns:m.e }") is None
+    assert parse_query("not sparql") is None
+    assert parse_query('SELECT ?x WHERE { ?x ns:type.object.name "A b"@en . }') is None
+
+
+def test_built_queries_run_on_the_real_store(tools):
+    hop = one_hop(
+        "m.t_ada", GraphPattern("out", ("people.person.spouse_s", "people.marriage.spouse"), Value("x"))
+    )
+    obs = tools.run(Action("ExecuteSPARQL", hop.render()))
+    assert [v.name for v in obs.values] == ["William King-Noel"]
+    colleague = one_hop("m.t_ada", GraphPattern("in", ("base.science.colleague",), Value("x")))
+    born = GraphPattern("out", ("people.person.place_of_birth",), Value("x"))
+    obs = tools.run(Action("ExecuteSPARQL", extend(colleague, born).render()))
+    assert [v.name for v in obs.values] == ["London"]
+    obs = tools.run(Action("SearchGraphPatterns", answer_pattern_query(colleague)))
+    assert any(p.predicates == ("people.person.place_of_birth",) for p in obs.patterns)
+
+
+# ----- candidates enumerated from the state --------------------------------------------------
+def test_first_step_searches_the_entities_named_in_the_question(tiny_kb):
+    opts = policy(tiny_kb).options(ADA_Q, [])
+    assert actions_of(opts) == ['SearchNodes("Ada Lovelace")']
+    assert opts[0].thought == 'Find the entity "Ada Lovelace" in the knowledge base.'
+
+
+def test_homonyms_each_get_their_own_pattern_search_by_id(tiny_kb, tools):
+    q = "Who was born in London?"
+    hist = walk(tools, [Action("SearchNodes", "London")])
+    opts = policy(tiny_kb).options(q, hist)
+    sgp = [o for o in opts if o.action.tool == "SearchGraphPatterns"]
+    assert {o.action.argument for o in sgp} == {
+        "SELECT ?e WHERE { VALUES ?e { ns:m.t_london } }",
+        "SELECT ?e WHERE { VALUES ?e { ns:m.t_london_on } }",
+    }
+    assert all(o.action.semantic == q for o in sgp)
+    assert any("city in Ontario" in o.thought for o in sgp)
+
+
+def test_patterns_give_one_hop_queries_in_both_directions_and_through_cvts(tiny_kb, tools):
+    opts = policy(tiny_kb).options(ADA_Q, ada_patterns(tools))
+    queries = {o.action.argument for o in opts if o.action.tool == "ExecuteSPARQL"}
+    assert "SELECT DISTINCT ?x WHERE { ns:m.t_ada ns:people.person.place_of_birth ?x . }" in queries
+    assert "SELECT DISTINCT ?x WHERE { ?x ns:base.science.colleague ns:m.t_ada . }" in queries
+    assert (
+        "SELECT DISTINCT ?x WHERE { ns:m.t_ada ns:people.person.spouse_s ?c1 . "
+        "?c1 ns:people.marriage.spouse ?x . FILTER(?x != ns:m.t_ada) }" in queries
+    )
+    assert not any(o.action.tool == "Done" for o in opts)  # nothing answered yet
+
+
+def test_a_result_brings_done_extension_and_count(tiny_kb, tools):
+    hist = ada_patterns(tools)
+    colleague = "SELECT DISTINCT ?x WHERE { ?x ns:base.science.colleague ns:m.t_ada . }"
+    hist += walk(tools, [Action("ExecuteSPARQL", colleague)])
+    q = "Where was Ada Lovelace's colleague born?"
+    opts = policy(tiny_kb).options(q, hist)
+    kinds = {o.kind for o in opts}
+    assert {"done", "answer_patterns", "count"} <= kinds
+    done = next(o for o in opts if o.kind == "done")
+    assert done.thought == "The answer is Charles Babbage."
+    follow = next(o for o in opts if o.kind == "answer_patterns").action
+    hist += walk(tools, [follow])
+    opts = policy(tiny_kb).options(q, hist)
+    extended = [o.action.argument for o in opts if o.kind == "extend"]
+    born = next(a for a in extended if "place_of_birth" in a)
+    assert [v.name for v in tools.run(Action("ExecuteSPARQL", born)).values] == ["London"]
+    assert not any(o.kind == "done" for o in opts)  # the last step is not a result
+
+
+def test_date_patterns_of_the_answers_give_superlatives(tiny_kb, tools):
+    hist = walk(tools, [Action("SearchNodes", "Charles Babbage")])
+    hist += walk(
+        tools,
+        [Action("SearchGraphPatterns", 'SELECT ?e WHERE { ?e ns:type.object.name "Charles Babbage"@en }')],
+    )
+    hist += walk(
+        tools,
+        [
+            Action(
+                "ExecuteSPARQL", "SELECT DISTINCT ?x WHERE { ns:m.t_babbage ns:base.science.colleague ?x . }"
+            )
+        ],
+    )
+    hist += walk(
+        tools, [Action("SearchGraphPatterns", answer_pattern_query(parse_query(hist[-1].action.argument)))]
+    )
+    opts = policy(tiny_kb).options("Which colleague of Babbage was born last?", hist)
+    sup = [o for o in opts if o.kind == "superlative"]
+    assert {o.action.argument.split("ORDER BY ")[1] for o in sup} == {"DESC(?v1) LIMIT 1", "ASC(?v1) LIMIT 1"}
+    obs = tools.run(sup[0].action)
+    assert [v.name for v in obs.values] == ["Ada Lovelace"]
+
+
+def test_a_second_entity_constrains_the_current_query(tiny_kb, tools):
+    q = "Which colleague of Charles Babbage was born in London?"
+    hist = walk(tools, [Action("SearchNodes", "Charles Babbage")])
+    hist += walk(
+        tools,
+        [Action("SearchGraphPatterns", 'SELECT ?e WHERE { ?e ns:type.object.name "Charles Babbage"@en }')],
+    )
+    hist += walk(
+        tools,
+        [
+            Action(
+                "ExecuteSPARQL", "SELECT DISTINCT ?x WHERE { ns:m.t_babbage ns:base.science.colleague ?x . }"
+            )
+        ],
+    )
+    pol = policy(tiny_kb)
+    assert 'SearchNodes("London")' in actions_of(pol.options(q, hist))
+    hist += walk(
+        tools,
+        [
+            Action("SearchNodes", "London"),
+            Action("SearchGraphPatterns", "SELECT ?e WHERE { VALUES ?e { ns:m.t_london } }"),
+        ],
+    )
+    opts = [o for o in pol.options(q, hist) if o.kind == "constrain"]
+    query = next(o.action.argument for o in opts if "place_of_birth" in o.action.argument)
+    assert query == (
+        "SELECT DISTINCT ?x WHERE { ns:m.t_babbage ns:base.science.colleague ?x . "
+        "?x ns:people.person.place_of_birth ns:m.t_london . }"
+    )
+    assert [v.name for v in tools.run(Action("ExecuteSPARQL", query)).values] == ["Ada Lovelace"]
+
+
+def test_steps_already_taken_are_never_proposed_again(tiny_kb, tools):
+    hist = ada_patterns(tools)
+    hop = "SELECT DISTINCT ?x WHERE { ns:m.t_ada ns:people.person.place_of_birth ?x . }"
+    hist += walk(tools, [Action("ExecuteSPARQL", hop)])
+    taken = {s.action.render() for s in hist}
+    assert not taken & set(actions_of(policy(tiny_kb).options(ADA_Q, hist)))
+
+
+def test_candidate_count_is_capped(tiny_kb, tools):
+    assert len(policy(tiny_kb, max_candidates=3).options(ADA_Q, ada_patterns(tools))) == 3
+
+
+# ----- choosing among candidates -------------------------------------------------------------
+def test_greedy_takes_the_top_scores_and_the_lm_score_decides(tiny_kb, tools):
+    hist = ada_patterns(tools)
+    no_prior = Priors(similarity=0.0)
+    for word in ("place_of_birth", "spouse_s"):
+        cands = policy(tiny_kb, [word], priors=no_prior).propose(
+            ADA_Q, hist, 2, rng=random.Random(0), greedy=True
+        )
+        assert word in cands[0].action.argument
+        assert cands[0].policy_score >= cands[1].policy_score
+        assert cands[0].raw_text.startswith("Thought: Follow")
+
+
+def test_sampling_is_reproducible_distinct_and_seed_dependent(tiny_kb, tools):
+    hist = ada_patterns(tools)
+    pol = policy(tiny_kb, temperature=5.0)
+    first = [c.key() for c in pol.propose(ADA_Q, hist, 4, rng=random.Random(7))]
+    again = [c.key() for c in pol.propose(ADA_Q, hist, 4, rng=random.Random(7))]
+    assert first == again and len(set(first)) == 4
+    others = {tuple(c.key() for c in pol.propose(ADA_Q, hist, 4, rng=random.Random(s))) for s in range(8)}
+    assert len(others) > 1
+
+
+def test_softmax_sampling_follows_the_scores():
+    rng = random.Random(0)
+    counts = [0, 0, 0]
+    for _ in range(3000):
+        counts[softmax_sample([0.0, -1.0, -2.0], 1, 1.0, rng)[0]] += 1
+    # softmax([0, -1, -2]) = 0.665, 0.245, 0.090
+    assert abs(counts[0] / 3000 - 0.665) < 0.03 and abs(counts[2] / 3000 - 0.090) < 0.02
+
+
+def test_usage_counts_propose_calls_and_passes(tiny_kb, tools):
+    pol = policy(tiny_kb)
+    pol.propose(ADA_Q, [], 1, rng=random.Random(0))
+    assert pol.usage.calls == 1 and pol.usage.candidate_passes == 1
+
+
+def test_an_error_observation_is_a_state_like_any_other(tiny_kb, tools):
+    hist = ada_patterns(tools) + [
+        Step("t", Action("ExecuteSPARQL", "SELECT nonsense"), Observation.error("bad"))
+    ]
+    opts = policy(tiny_kb).options(ADA_Q, hist)
+    assert opts and not any(o.kind == "done" for o in opts)
+
+
+# ----- the real model ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def model():
+    from mcts.models import load_model
+
+    return load_model(None)
+
+
+@pytest.mark.slow
+def test_cached_batched_scores_equal_the_naive_reference(model):
+    from mcts.lm_scoring import LMContinuationScorer, naive_continuation_logprobs
+
+    scorer = LMContinuationScorer(model, batch_size=2)
+    segments = ["You answer questions.\n", "Q: Who wrote Nineteen Eighty-Four?\n"]
+    conts = [
+        "Thought: Find the entity.\nAction: SearchNodes(",
+        "Thought: Done.",
+        "Thought: Look at the relations of George Orwell (English novelist).\nAction: SearchGraphPatterns(",
+    ]
+    fast = scorer.score(segments, conts)
+    longer = scorer.score([*segments, "Thought: x\nObservation: y\n"], conts)  # reuses the cached prefix
+    again = scorer.score(segments, conts)  # exact cache hit
+    for seg, got in (
+        (segments, fast),
+        (segments, again),
+        ([*segments, "Thought: x\nObservation: y\n"], longer),
+    ):
+        for cont, g in zip(conts, got, strict=True):
+            ref = naive_continuation_logprobs(model, seg, cont)
+            assert g.tokens == ref.tokens
+            assert abs(g.mean_logprob - ref.mean_logprob) < 1e-4
+
+
+@pytest.mark.slow
+def test_real_model_chooses_among_real_candidates(model, demo_kb):
+    from kb.tools import Toolbox
+
+    tools = Toolbox(demo_kb)
+    pol = GuidedPolicy(model, demo_kb)
+    q = "Who directed Inception?"
+    hist = walk(tools, [Action("SearchNodes", "Inception")])
+    opts = pol.options(q, hist)
+    lm = pol.lm_scores(q, hist, opts)
+    assert len(set(lm)) == len(lm)  # the model tells the candidates apart
+    cands = pol.propose(q, hist, 3, rng=random.Random(0))
+    assert len({c.key() for c in cands}) == len(cands) >= 1
+    assert all(c.action is not None and c.policy_score is not None for c in cands)
+    assert cands == pol.propose(q, hist, 3, rng=random.Random(0))
+
+
+def greedy_path(policy, tools, question: str, max_depth: int = 10) -> tuple[tuple[Value, ...], list[Step]]:
+    """Single greedy path: propose(k=1) -> run the tool -> append, until Done or max depth.
+    The answer is the values of the last non-empty ExecuteSPARQL."""
+    history: list[Step] = []
+    answer: tuple[Value, ...] = ()
+    for _ in range(max_depth):
+        cands = policy.propose(question, history, 1, rng=random.Random(0), greedy=True)
+        if not cands:
+            break
+        step = Step(cands[0].thought, cands[0].action, tools.run(cands[0].action), cands[0].raw_text)
+        history.append(step)
+        if step.action.tool == "ExecuteSPARQL" and step.observation.values:
+            answer = step.observation.values
+        if step.is_done:
+            break
+    return answer, history
+
+
+@pytest.mark.slow
+def test_greedy_single_path_answers_half_of_the_demo_questions(model, demo_kb):
+    from kb.tools import Toolbox
+    from mcts.metrics import gold_from_record, score_answers
+
+    tools = Toolbox(demo_kb)
+    pol = GuidedPolicy(model, demo_kb)
+    records = [
+        json.loads(line) for line in (REPO / "examples" / "questions.jsonl").read_text().splitlines() if line
+    ]
+    correct = []
+    for rec in records:
+        answer, _ = greedy_path(pol, tools, rec["question"])
+        if score_answers(list(answer), gold_from_record(rec)).exact:
+            correct.append(rec["id"])
+    print(f"guided greedy exact answers: {len(correct)}/{len(records)}: {correct}")
+    assert len(correct) >= len(records) / 2
