@@ -27,7 +27,14 @@ def _parser() -> argparse.ArgumentParser:
     tool.add_argument(
         "--kb",
         default=None,
-        help='"demo" (default, or env KB), an RDF file/folder, or an http(s):// endpoint',
+        help='"demo" (default, or env KB), "demo-wikidata", an RDF file/folder, or an http(s):// '
+        "endpoint (wikidata+https://... names a Wikidata endpoint)",
+    )
+    tool.add_argument(
+        "--flavour",
+        choices=("freebase", "wikidata"),
+        default=None,
+        help="the KB's vocabulary (default: env KB_FLAVOUR, else read from the data; endpoints: freebase)",
     )
     tool.add_argument("--json", action="store_true", help="print the whole observation as JSON")
     tool.add_argument("--timeout", type=float, default=10.0, help="seconds per tool call (default 10)")
@@ -47,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m kb: cannot parse the action: {exc}", file=sys.stderr)
         return 2
     try:
-        kb = open_kb(args.kb)
+        kb = open_kb(args.kb, flavour=args.flavour)
     except KBSpecError as exc:
         print(f"python -m kb: bad KB spec: {exc}", file=sys.stderr)
         return 2

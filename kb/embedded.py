@@ -117,6 +117,8 @@ class EmbeddedKB:
         def preferred(rows: list[tuple[str, str, str | None]]) -> list[tuple[str, str]]:
             # Names in the flavour's language first, so an entity's display name is that one.
             rows.sort(key=lambda r: (r[2] not in (fl.name_lang, None, ""), r[0]))
+            if fl.index_entities_only:  # Wikidata: items only, not the labelled properties
+                rows = [r for r in rows if fl.is_entity_iri(r[0])]
             return [(fl.entity_id(e), v) for e, v, _ in rows]
 
         names = preferred(self._pairs(fl.name_predicate))

@@ -1,14 +1,22 @@
 """One spec string chooses a knowledge base everywhere (CLI, app, env `KB`).
 
 - `None` -> the env variable `KB`, else `"demo"`;
-- `"demo"` -> the bundled `examples/demo_kb.ttl` (embedded);
+- `"demo"` -> the bundled Freebase-shaped `examples/demo_kb.ttl` (embedded);
+- `"demo-wikidata"` -> the bundled Wikidata-shaped `examples/demo_wikidata.ttl`;
 - a path to an `.nt`/`.ttl`/`.nq`/`.trig` file (optionally `.gz`) or a folder of them
   -> `kb.embedded.EmbeddedKB`;
-- an `http://` or `https://` SPARQL endpoint URL -> `kb.remote.RemoteKB`.
+- an `http://` or `https://` SPARQL endpoint URL -> `kb.remote.RemoteKB`; written
+  `wikidata+https://...` (or `freebase+http://...`) it also names the flavour.
 
-Opened KBs are cached per spec in this process (loading the real subset takes ~1.5 s;
-the app and the tests reuse one). A bad spec raises `KBSpecError` with one clear line.
-This module knows nothing of tools or search.
+The flavour (`kb.flavour`: Freebase or Wikidata vocabulary): the `flavour` argument,
+else a `wikidata+`/`freebase+` scheme prefix, the bundled demo's own flavour, else the env
+variable `KB_FLAVOUR` (`freebase` | `wikidata`), else, for files, a cheap look at the data
+(`kb.wikidata.detect_flavour`: Wikidata's entity namespace in the first 64 KB), and
+for endpoints Freebase: a remote Wikidata endpoint must be named as such.
+
+Opened KBs are cached per spec and flavour in this process (loading the real subset
+takes ~1.5 s; the app and the tests reuse one). A bad spec raises `KBSpecError` with
+one clear line. This module knows nothing of tools or search.
 """
 
 from __future__ import annotations
@@ -18,11 +26,16 @@ import threading
 from pathlib import Path
 
 from kb.base import KnowledgeBase
+from kb.flavour import Flavour, flavour_named
 
 DEMO_KB = Path(__file__).resolve().parents[1] / "examples" / "demo_kb.ttl"
+DEMO_WIKIDATA_KB = DEMO_KB.with_name("demo_wikidata.ttl")
+DEMOS = {"demo": DEMO_KB, "demo-wikidata": DEMO_WIKIDATA_KB}
+DEMO_FLAVOURS = {"demo": "freebase", "demo-wikidata": "wikidata"}
 ENV_VAR = "KB"
+FLAVOUR_ENV_VAR = "KB_FLAVOUR"
 
-_CACHE: dict[str, KnowledgeBase] = {}
+_CACHE: dict[tuple[str, str], KnowledgeBase] = {}
 _LOCK = threading.Lock()
 
 
@@ -41,54 +54,83 @@ def resolve_spec(spec: str | None = None) -> str:
     return chosen
 
 
-def open_kb(spec: str | None = None) -> KnowledgeBase:
-    """Open (or reuse) the knowledge base a spec names. Raises KBSpecError."""
-    chosen = resolve_spec(spec)
-    key = _cache_key(chosen)
+def resolve_flavour(spec: str, flavour: Flavour | str | None = None) -> tuple[str, Flavour | None]:
+    """(spec without a `flavour+` scheme prefix, the flavour named by argument, prefix,
+    bundled demo or env `KB_FLAVOUR`; None = not named, look at the data). Raises KBSpecError."""
+    named: Flavour | str | None = flavour
+    head, plus, rest = spec.partition("+")
+    if plus and "://" in rest and "/" not in head:
+        if named is None:
+            named = head
+        spec = rest
+    if named is None and spec in DEMOS:
+        named = DEMO_FLAVOURS[spec]  # each bundled demo has its own vocabulary
+    if named is None:
+        named = os.environ.get(FLAVOUR_ENV_VAR, "").strip() or None
+    if named is None or isinstance(named, Flavour):
+        return spec, named
+    try:
+        return spec, flavour_named(named)
+    except ValueError as exc:
+        raise KBSpecError(str(exc)) from None
+
+
+def open_kb(spec: str | None = None, *, flavour: Flavour | str | None = None) -> KnowledgeBase:
+    """Open (or reuse) the knowledge base a spec names, in `flavour` (a Flavour or its
+    name; None: see the module docstring). Raises KBSpecError."""
+    chosen, named = resolve_flavour(resolve_spec(spec), flavour)
+    key = (_cache_key(chosen), named.name if named else "")
     with _LOCK:  # one load per spec even when two threads ask at once
         kb = _CACHE.get(key)
         if kb is None:
-            kb = _open(chosen)
+            kb = _open(chosen, named)
             _CACHE[key] = kb
         return kb
 
 
 def _cache_key(spec: str) -> str:
     # Two spellings of one path ("kb.nt.gz", "./kb.nt.gz") share one loaded store.
-    if spec == "demo" or "://" in spec:
+    if spec in DEMOS or "://" in spec:
         return spec
     return str(Path(spec).expanduser().resolve())
 
 
-def _open(spec: str) -> KnowledgeBase:
+def _open(spec: str, flavour: Flavour | None) -> KnowledgeBase:
     if spec.startswith(("http://", "https://")):
         from kb.remote import RemoteKB
 
         try:
-            return RemoteKB(spec)
+            return RemoteKB(spec, flavour=flavour)
         except ValueError as exc:
             raise KBSpecError(f"bad endpoint URL {spec!r}: {exc}") from exc
     if "://" in spec:
         raise KBSpecError(f"unsupported KB spec {spec!r}: only http(s):// endpoint URLs are supported")
-    path = DEMO_KB if spec == "demo" else Path(spec).expanduser()
-    if spec == "demo" and not path.exists():
+    path = DEMOS.get(spec) or Path(spec).expanduser()
+    if spec in DEMOS and not path.exists():
         raise KBSpecError(f"the bundled demo KB is missing ({path})")
     if not path.exists():
         raise KBSpecError(
-            f'no such file or folder: {spec} (expected "demo", an RDF file or folder, or an http(s) URL)'
+            f'no such file or folder: {spec} (expected "demo", "demo-wikidata", an RDF file or folder, '
+            "or an http(s) URL)"
         )
     from kb.embedded import EmbeddedKB
+    from kb.wikidata import detect_flavour
 
     try:
-        return EmbeddedKB(path, spec=spec)
+        return EmbeddedKB(path, spec=spec, flavour=flavour or detect_flavour(path))
     except (OSError, ValueError) as exc:
         raise KBSpecError(" ".join(str(exc).split())) from exc
 
 
 def forget(spec: str | None = None) -> None:
-    """Drop one cached KB (or all with None) and close it; the next `open_kb` reloads."""
+    """Drop one cached KB (or all with None; every flavour of it) and close it; the next
+    `open_kb` reloads."""
     with _LOCK:
-        keys = list(_CACHE) if spec is None else [_cache_key(resolve_spec(spec))]
+        if spec is None:
+            keys = list(_CACHE)
+        else:
+            path = _cache_key(resolve_flavour(resolve_spec(spec))[0])
+            keys = [k for k in _CACHE if k[0] == path]
         for key in keys:
             kb = _CACHE.pop(key, None)
             if kb is not None:

@@ -8,8 +8,9 @@ programming errors raise.
 All store access goes through `KnowledgeBase.query` with generic SPARQL 1.1 (full
 IRIs, no engine extensions) and `KnowledgeBase.search_names`, so the same action gives
 the same observation on the embedded store and on a remote endpoint holding the same
-data. Vocabulary questions go to the `Flavour`. This module knows nothing of search,
-models other than the relation ranker, or the UI.
+data. Vocabulary questions go to the `Flavour` (Freebase or Wikidata; Wikidata's
+property labels for ranking and class labels come from `kb.wikidata`). This module
+knows nothing of search, models other than the relation ranker, or the UI.
 """
 
 from __future__ import annotations
@@ -47,9 +48,13 @@ _SELECT_E = re.compile(
 )
 _PATTERNS_USAGE = (
     'SearchGraphPatterns needs a query that starts with "SELECT ?e WHERE" and binds ?e, '
-    'e.g. SELECT ?e WHERE { ?e ns:type.object.name "Barack Obama"@en }'
+    'e.g. SELECT ?e WHERE {{ ?e {name} "Barack Obama"@en }}'
 )
-_TYPES_CACHE: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
+# Per KB: (type ids, the text SearchTypes matches words against: the id, or a label).
+_TYPES_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[str, ...], tuple[str, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+_BARE_ID = re.compile(r"[A-Za-z][\w-]*:[^\s\"<>]+")
 _TYPES_LOCK = threading.Lock()
 
 
@@ -60,8 +65,11 @@ def quoted(text: str) -> str:
 
 def render_value(value: Value) -> str:
     """`"Name"` for an entity or string, `"1961-08-04"^^xsd:date` for a typed literal,
-    `ns:m.0abc` for an entity that has no name."""
-    if value.id is not None and value.name.startswith("ns:"):
+    `ns:m.0abc` / `wds:Q76-...` for a node that has no name (its name is its short id)."""
+    if value.id is not None and (
+        value.name.startswith("ns:")
+        or (_BARE_ID.fullmatch(value.name) is not None and value.name.endswith(value.id.split(":")[-1]))
+    ):
         return value.name
     if value.datatype:
         dt = value.datatype if "://" not in value.datatype else f"<{value.datatype}>"
@@ -87,6 +95,7 @@ class Toolbox:
         self.timeout_s = timeout_s
         self.max_rows = max_rows
         self._names: dict[str, str | None] = {}  # IRI -> name (None: has no name)
+        self._relation_labels: dict[str, str] = {}  # relation id -> ranking text part (Wikidata)
         self._lock = threading.Lock()
 
     @property
@@ -163,7 +172,7 @@ class Toolbox:
         for h in hits:
             parts = [quoted(h.name)]
             if counts[h.name.casefold()] > 1:  # homonyms: the id tells them apart
-                parts.append(f"ns:{h.id}")
+                parts.append(self.flavour.short(self.flavour.entity_iri(h.id)))
             desc = " ".join(h.description.split())
             if desc:
                 parts.append(
@@ -222,13 +231,14 @@ class Toolbox:
     def search_graph_patterns(self, action: Action) -> Observation:
         from kb.sparql import guard_and_normalise
 
+        usage = _PATTERNS_USAGE.format(name=self.flavour.name_ref)
         if not _SELECT_E.match(action.argument):
-            return Observation.error(_PATTERNS_USAGE)
+            return Observation.error(usage)
         deadline = time.perf_counter() + self.timeout_s
         prepared = guard_and_normalise(action.argument, self.flavour.prefixes, max_rows=MAX_ENTITIES)
         res = self._query(prepared.sparql, deadline, MAX_ENTITIES)
         if "e" not in res.variables:
-            return Observation.error(_PATTERNS_USAGE)
+            return Observation.error(usage)
         col = res.variables.index("e")
         entities = list(
             dict.fromkeys(r[col].value for r in res.rows if r[col] is not None and r[col].kind == "iri")
@@ -245,6 +255,8 @@ class Toolbox:
         semantic = action.semantic.strip()
         texts = [" -> ".join(preds) for _d, preds, _s in found]
         if semantic:
+            if self.flavour.relation_label_links:  # rank Wikidata relations by property labels
+                texts = self._relation_texts([preds for _d, preds, _s in found], deadline)
             ranking_started = time.perf_counter()
             scores = self._rank(semantic, texts)
             # The time limit is for the KB; loading the model on first use must not eat it.
@@ -305,6 +317,23 @@ class Toolbox:
         found.sort(key=lambda f: (f[0] != "out", " -> ".join(f[1])))
         return found
 
+    def _relation_texts(self, paths: list[tuple[str, ...]], deadline: float) -> list[str]:
+        """`position held: start time` for `p:P39 -> pq:P580`, from the KB's property labels."""
+        from kb.wikidata import relation_label_query, relation_text
+
+        with self._lock:
+            missing = sorted({r for path in paths for r in path} - set(self._relation_labels))
+        fl = self.flavour
+        for start in range(0, len(missing), 200):
+            batch = missing[start : start + 200]
+            res = self._query(relation_label_query(fl, [fl.relation_iri(r) for r in batch]), deadline)
+            found = _pick_names(res.rows, fl.name_lang)
+            with self._lock:
+                for r in batch:  # no label (an endpoint without property entities): the id
+                    self._relation_labels[r] = found.get(fl.relation_iri(r), r)
+        with self._lock:
+            return [relation_text([self._relation_labels[r] for r in path]) for path in paths]
+
     # ----- ExecuteSPARQL ------------------------------------------------------------
     def execute_sparql(self, action: Action) -> Observation:
         from kb.sparql import guard_and_normalise
@@ -347,37 +376,44 @@ class Toolbox:
     # ----- SearchTypes --------------------------------------------------------------
     def all_types(self) -> tuple[str, ...]:
         """Distinct type ids of the KB, gathered once per KB object and cached."""
+        return self._types()[0]
+
+    def _types(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(type ids, their words): Freebase type ids carry their words (`film.actor`);
+        Wikidata classes (objects of P31 or P279) are matched by their labels."""
         with _TYPES_LOCK:
             cached = _TYPES_CACHE.get(self.kb)
         if cached is not None:
             return cached
-        res = self.kb.query(
-            f"SELECT DISTINCT ?t WHERE {{ ?x {iri_ref(self.flavour.type_predicate)} ?t }}",
-            timeout_s=max(self.timeout_s, 30.0),
-            max_rows=100_000,
-        )
-        types = tuple(
-            sorted(
-                {
-                    self.flavour.relation_id(r[0].value)
-                    for r in res.rows
-                    if r[0] is not None and r[0].kind == "iri"
-                }
-            )
-        )
+        fl = self.flavour
+        where = f"?x {iri_ref(fl.type_predicate)} ?t"
+        if fl.subclass_predicate:
+            where = f"{{ {where} }} UNION {{ ?x {iri_ref(fl.subclass_predicate)} ?t }}"
+        limit_s = max(self.timeout_s, 30.0)
+        res = self.kb.query(f"SELECT DISTINCT ?t WHERE {{ {where} }}", timeout_s=limit_s, max_rows=100_000)
+        iris = {
+            fl.relation_id(r[0].value): r[0].value
+            for r in res.rows
+            if r[0] is not None and r[0].kind == "iri"
+        }
+        types = tuple(sorted(iris))
+        texts = types
+        if fl.relation_label_links:  # Wikidata: class ids say nothing; their labels do
+            names = self._lookup_names([iris[t] for t in types], time.perf_counter() + limit_s)
+            texts = tuple(names.get(iris[t]) or t for t in types)
         with _TYPES_LOCK:
-            _TYPES_CACHE[self.kb] = types
-        return types
+            _TYPES_CACHE[self.kb] = (types, texts)
+        return types, texts
 
     def search_types(self, action: Action) -> Observation:
         query = action.argument.strip()
         if not query:
             return Observation.error('SearchTypes needs a few words, e.g. SearchTypes("film actor")')
-        types = self.all_types()
+        types, texts = self._types()
         words = _stems(query)
         if not words:
             return Observation.error("SearchTypes needs at least one word")
-        stems = _type_stems(types)
+        stems = _type_stems(texts)
         # Rank: share of query words the type has, then share of the type's words that
         # the query has (film.actor before film.film_art_director), then rapidfuzz.
         overlap = [len(words & s) / len(words) for s in stems]
@@ -386,14 +422,15 @@ class Toolbox:
             return Observation(f"No type matches {quoted(query)}.", "empty")
         from kb.relation_ranker import LexicalRanker
 
-        sims = LexicalRanker().rank(query, [types[i] for i in candidates])
+        sims = LexicalRanker().rank(query, [texts[i] for i in candidates])
         key = {
             i: (-overlap[i], -len(words & stems[i]) / len(stems[i]), -sim, types[i])
             for i, sim in zip(candidates, sims, strict=True)
         }
         ranked = sorted(candidates, key=key.__getitem__)
-        chosen = tuple(types[i] for i in ranked[:MAX_TYPES])
-        return Observation("\n".join(chosen), types=chosen)
+        chosen = ranked[:MAX_TYPES]
+        lines = [types[i] if texts is types else f"{quoted(texts[i])} | {types[i]}" for i in chosen]
+        return Observation("\n".join(lines), types=tuple(types[i] for i in chosen))
 
 
 def _pick_names(rows: Iterable[tuple[Term | None, ...]], lang: str | None) -> dict[str, str]:
