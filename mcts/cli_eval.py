@@ -5,7 +5,8 @@
     python -m mcts eval ... --out runs/demo --resume          # continue after a crash / Ctrl-C
     python -m mcts eval ... --out runs/dev --shard 0/4         # one of 4 processes (0/4 .. 3/4)
     python -m mcts eval --merge runs/dev [runs/other ...] --out runs/dev   # one table from shards
-    python -m mcts analyze-ranking --kb fbqa --questions dev.jsonl --limit 10 --out runs/rank
+    python -m mcts analyze-ranking --kb demo --questions examples/questions.jsonl --limit 10 --out runs/rank
+    python -m mcts analyze-ranking --merge runs/rank [runs/rank2 ...]      # table from finished CSVs
 
 Every `SearchSettings` field except `method` is a flag (`--rounds`, `--k`, ...), shared
 by all methods. Exit status: 0 done, 2 bad arguments / KB / model / question file,
@@ -89,7 +90,10 @@ def register(subparsers: Any) -> None:
     rk = subparsers.add_parser(
         "analyze-ranking", help="IG ranking analysis against gold (classic MCTS trees)"
     )
-    rk.add_argument("--questions", required=True, help="question JSONL with gold answers")
+    rk.add_argument("--questions", default=None, help="question JSONL with gold answers")
+    rk.add_argument(
+        "--merge", nargs="+", default=None, metavar="DIR", help="only tabulate the ranking.csv of these dirs"
+    )
     rk.add_argument(
         "--search-method",
         choices=[m.value for m in Method],
@@ -199,6 +203,19 @@ def cmd_analyze_ranking(args: argparse.Namespace) -> int:
     from mcts.evaluate import EvalInputError, Shard, load_questions
     from mcts.ranking import ranking_markdown, read_ranking_csv, run_ranking_analysis
 
+    if args.merge:
+        paths = [Path(d) / "ranking.csv" for d in args.merge]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing:
+            return _err(f"no ranking.csv in {', '.join(missing)}")
+        table = ranking_markdown([row for p in paths for row in read_ranking_csv(p)])
+        out = Path(args.out) if args.out else Path(args.merge[0])
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "ranking.md").write_text(table + "\n", encoding="utf-8")
+        print(table)
+        return 0
+    if not args.questions:
+        return _err("--questions is required (or --merge DIR... to tabulate finished runs)")
     try:
         shard = Shard.parse(args.shard) if args.shard else None
         questions = load_questions(args.questions, limit=args.limit, shard=shard)

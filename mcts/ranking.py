@@ -65,6 +65,9 @@ class RankingSummary:
     top3: float
     mean_tau: float | None  # over parents with a defined tau
     tau_parents: int
+    # Parents whose children do not all share one true value: there top-1 is not free.
+    informative_parents: int = 0
+    top1_informative: float | None = None
 
 
 def terminal_outcomes(
@@ -169,6 +172,7 @@ def summarise_rankings(comparisons: Sequence[ParentComparison], ranker: str) -> 
     rows = [c for c in comparisons if c.ranker == ranker]
     taus = [c.tau for c in rows if c.tau is not None]
     n = len(rows)
+    informative = [c for c in rows if len(set(c.true_values)) > 1]
     return RankingSummary(
         ranker=ranker,
         parents=n,
@@ -176,6 +180,8 @@ def summarise_rankings(comparisons: Sequence[ParentComparison], ranker: str) -> 
         top3=sum(c.top3 for c in rows) / n if n else 0.0,
         mean_tau=sum(taus) / len(taus) if taus else None,
         tau_parents=len(taus),
+        informative_parents=len(informative),
+        top1_informative=sum(c.top1 for c in informative) / len(informative) if informative else None,
     )
 
 
@@ -297,20 +303,24 @@ def csv_row(c: ParentComparison) -> dict[str, object]:
 
 def ranking_markdown(comparisons: Sequence[ParentComparison], rankers: Sequence[str] = RANKERS) -> str:
     lines = [
-        "| ranker | parents | top-1 best branch | best in top-3 | mean Kendall tau (parents) |",
-        "|---|---:|---:|---:|---:|",
+        "| ranker | parents | top-1 best branch | best in top-3 | mean Kendall tau (parents) "
+        "| top-1 where true values differ (parents) |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name in rankers:
         s = summarise_rankings(comparisons, name)
         if not s.parents:
             continue
         tau = f"{s.mean_tau:.3f} ({s.tau_parents})" if s.mean_tau is not None else f"- ({s.tau_parents})"
+        inf = s.top1_informative
+        informative = f"{100 * inf:.2f}% ({s.informative_parents})" if inf is not None else "- (0)"
         lines.append(
-            f"| {RANKER_LABELS.get(name, name)} | {s.parents} | {100 * s.top1:.2f}% | {100 * s.top3:.2f}% | {tau} |"
+            f"| {RANKER_LABELS.get(name, name)} | {s.parents} | {100 * s.top1:.2f}% | {100 * s.top3:.2f}% | {tau} "
+            f"| {informative} |"
         )
     p = PAPER_CWQ
     lines.append(
-        f"| paper, CWQ, IG (Llama-3.1-8B) | - | {100 * p['top1']:.2f}% | {100 * p['top3']:.0f}% | {p['tau']:.2f} |"
+        f"| paper, CWQ, IG (Llama-3.1-8B) | - | {100 * p['top1']:.2f}% | {100 * p['top3']:.0f}% | {p['tau']:.2f} | - |"
     )
     return "\n".join(lines)
 

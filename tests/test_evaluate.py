@@ -241,3 +241,38 @@ def test_ranking_analysis_on_toy_trees_writes_csv_and_resumes(tmp_path):
     with pytest.raises(ValueError, match="--resume"):
         run_ranking_analysis(qs, world, settings, out, progress=False)
     assert run_ranking_analysis(qs, world, settings, out, resume=True, progress=False) == []
+    from mcts.cli import main
+
+    assert main(["analyze-ranking", "--merge", str(out)]) == 0
+    table = (out / "ranking.md").read_text()
+    assert "| IG reward" in table and "75.73%" in table
+    assert main(["analyze-ranking", "--merge", str(tmp_path / "nothing")]) == 2
+
+
+@pytest.mark.slow
+def test_real_single_path_on_a_demo_question_writes_a_scored_line(tmp_path, monkeypatch):
+    """The real thing: demo KB, bundled model, one greedy path, scored against gold."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from mcts.models import ModelLoadError
+    from mcts.world import build_world
+
+    demo = Path(__file__).resolve().parents[1] / "examples" / "questions.jsonl"
+    qs = load_questions(demo, limit=1)
+    try:
+        build_world("demo", method=Method.SINGLE)
+    except ModelLoadError as exc:
+        pytest.skip(f"bundled model not available: {exc}")
+    rows = run_eval(
+        qs,
+        [Method.SINGLE],
+        lambda m: build_world("demo", method=m),
+        SearchSettings(max_depth=3, rounds=1),
+        tmp_path,
+        progress=False,
+    )
+    (row,) = rows
+    assert row.error == "" and row.stop_reason != "error", row.detail
+    assert row.cost["policy_calls"] >= 1 and row.cost["wall_s"] > 0
+    assert row.gold == [{"name": "Honolulu", "ids": ["m.demo_honolulu"]}]
+    assert 0.0 <= row.f1 <= row.best_branch_f1 <= 1.0
+    assert (tmp_path / row.trace).is_file()

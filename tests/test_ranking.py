@@ -116,6 +116,7 @@ def test_compare_tree_uses_parents_with_two_valued_children():
     assert not inner.top1 and inner.top3 and inner.tau == pytest.approx(-1.0)
     summary = summarise_rankings(rows, "ig")
     assert (summary.parents, summary.top1, summary.top3, summary.mean_tau) == (2, 0.5, 1.0, 0.0)
+    assert (summary.informative_parents, summary.top1_informative) == (2, 0.5)
     assert summarise_rankings(rows, "other").parents == 0
 
 
