@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-import gradio as gr  # noqa: E402
-
-from mcts.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule  # noqa: E402
-from mcts.protocols import DEFAULT_IG_PROMPT  # noqa: E402
-from mcts.settings import SearchSettings  # noqa: E402
-from ui import handlers, inspect  # noqa: E402
-from ui.config import AppConfig, bundled_traces, gpu_decorator, load_example_questions, parse_config  # noqa: E402
+from ui.config import AppConfig, parse_config  # noqa: E402  (light: `--help` stays fast)
 from ui.session import Session  # noqa: E402
-from ui.theme import ABOUT_MD, CSS, HEADER_HTML, JS, LAB_MD, theme  # noqa: E402
-from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS  # noqa: E402
 
-GPU = gpu_decorator()
+if TYPE_CHECKING:
+    import gradio as gr
+
+    from mcts.settings import SearchSettings
 
 
 def new_session() -> Session:
@@ -34,6 +30,17 @@ def new_session() -> Session:
 
 def build_app(config: AppConfig | None = None, defaults: SearchSettings | None = None) -> gr.Blocks:
     """The whole page. `defaults` pre-fills the settings form (the paper's values if None)."""
+    import gradio as gr
+
+    from mcts.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
+    from mcts.protocols import DEFAULT_IG_PROMPT
+    from mcts.settings import SearchSettings
+    from ui import handlers, inspect
+    from ui.config import bundled_traces, gpu_decorator, load_example_questions
+    from ui.theme import ABOUT_MD, HEADER_HTML, LAB_MD
+    from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS
+
+    GPU = gpu_decorator()  # noqa: N806  (spaces.GPU on ZeroGPU, identity elsewhere)
     config = config or AppConfig()
     d = defaults or SearchSettings()
     with gr.Blocks(title="MCTS-KBQA · IG-reward tree search") as demo:
@@ -94,6 +101,11 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                                 config.scorer_model,
                                 label="IG scorer model",
                                 placeholder="bundled SmolLM2-135M-Instruct",
+                            )
+                            policy_endpoint = gr.Textbox(
+                                config.policy_endpoint,
+                                label="policy endpoint (optional)",
+                                placeholder="OpenAI-compatible URL, e.g. a vLLM server (react policy)",
                             )
                 examples = load_example_questions()
                 if examples:
@@ -209,7 +221,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
 
         # ---- wiring
         main_outputs = [status, plot, table, node_dd, answer, votes, cost, trace_file, detail, history]
-        settings_inputs = [
+        settings_inputs = [  # order = the handlers' parameters after the method
             rounds,
             k,
             c,
@@ -222,6 +234,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
             policy_kind,
             policy_model,
             scorer_model,
+            policy_endpoint,
         ]
         replay_outputs = [replay_slider, replay_plot, replay_status]
         model_group = {"concurrency_id": "models", "concurrency_limit": 1}
@@ -272,8 +285,10 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     return demo
 
 
-def launch_kwargs() -> dict[str, object]:
+def launch_kwargs() -> dict[str, Any]:
     """Theme, CSS and the click bridge go to launch() in Gradio 6."""
+    from ui.theme import CSS, JS, theme
+
     return {"theme": theme(), "css": CSS, "js": JS}
 
 

@@ -1,8 +1,8 @@
 """How the app is started: host, port, KB and models from flags, then env, then defaults.
 
 Flags: --host --port --kb --policy-model --scorer-model --policy-kind --policy-endpoint
---queue-size. Env: HOST, PORT, KB, POLICY_MODEL, SCORER_MODEL, POLICY_KIND,
-POLICY_ENDPOINT. Defaults: 127.0.0.1:7860, the bundled demo KB, the bundled model.
+--queue-size. Env: HOST, PORT (else GRADIO_SERVER_NAME/PORT, as set on Spaces), KB,
+POLICY_MODEL, SCORER_MODEL, POLICY_KIND, POLICY_ENDPOINT. Defaults: 127.0.0.1:7860, the bundled demo KB, the bundled model.
 Also the `spaces.GPU` guard: a real decorator on a ZeroGPU Space, a no-op elsewhere.
 Knows nothing of Gradio components or the search.
 """
@@ -36,8 +36,11 @@ class AppConfig:
 def parse_config(argv: Sequence[str] | None = None, env: dict[str, str] | None = None) -> AppConfig:
     env = dict(os.environ if env is None else env)
     parser = argparse.ArgumentParser(description="MCTS-KBQA interactive demo (Gradio).")
-    parser.add_argument("--host", default=env.get("HOST", AppConfig.host))
-    parser.add_argument("--port", type=int, default=int(env.get("PORT", AppConfig.port)))
+    # Spaces sets GRADIO_SERVER_NAME=0.0.0.0; HOST/PORT win over Gradio's own variables.
+    host = env.get("HOST") or env.get("GRADIO_SERVER_NAME") or AppConfig.host
+    port = env.get("PORT") or env.get("GRADIO_SERVER_PORT") or AppConfig.port
+    parser.add_argument("--host", default=host)
+    parser.add_argument("--port", type=int, default=int(port))
     parser.add_argument(
         "--kb",
         default=env.get("KB", AppConfig.kb),

@@ -121,6 +121,25 @@ def get_world(
     return world
 
 
+_SCORERS: dict[str, Any] = {}
+
+
+def get_scorer(scorer_model: str) -> tuple[Any, str]:
+    """(IG scorer, its model name) for re-scoring: no KB and no policy needed, so a trace
+    recorded against a KB this machine does not have can still be re-scored."""
+    from mcts.models import load_model, resolve_model_names
+    from mcts.scorer import IGScorer
+
+    _, name = resolve_model_names(None, (scorer_model or "").strip() or None)
+    with _ACTIVE_LOCK:
+        scorer = _SCORERS.get(name)
+    if scorer is None:
+        scorer = IGScorer(load_model(name))
+        with _ACTIVE_LOCK:
+            scorer = _SCORERS.setdefault(name, scorer)
+    return scorer, name
+
+
 def world_key(
     kb_spec: str, policy_kind: str, policy_model: str, scorer_model: str, method: Method
 ) -> tuple[Any, ...]:
@@ -187,6 +206,7 @@ def run(
     policy_kind: str,
     policy_model: str,
     scorer_model: str,
+    policy_endpoint: str,
     rules: list[str],
     ig_prompt: str,
     request: gr.Request = None,  # type: ignore[assignment]
@@ -205,11 +225,11 @@ def run(
         gr.Warning(str(exc))
         yield message_view(f"**Problem:** {exc}")
         return
-    wkey = world_key(kb_spec, policy_kind, policy_model, scorer_model, settings.method)
+    wkey = world_key(kb_spec, policy_kind, policy_model, scorer_model, settings.method) + (policy_endpoint,)
     if wkey not in _WARM:
         yield message_view("**Loading** the knowledge base and models (first run only; about 20 s on a CPU)…")
     try:
-        world = get_world(kb_spec, policy_kind, policy_model, scorer_model, settings.method)
+        world = get_world(kb_spec, policy_kind, policy_model, scorer_model, settings.method, policy_endpoint)
     except Exception as exc:  # bad KB spec, unreachable endpoint, model that will not load
         msg = one_line(exc)
         gr.Warning(msg)
@@ -297,6 +317,7 @@ def compare(
     policy_kind: str,
     policy_model: str,
     scorer_model: str,
+    policy_endpoint: str,
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> Iterator[tuple[Any, ...]]:
     """Run two methods one after the other on the same question; trees and costs side by side.
@@ -322,7 +343,9 @@ def compare(
         label = settings.method.value
         yield (f"**Preparing** **{label}**…", *panes[0], *panes[1])
         try:
-            world = get_world(kb_spec, policy_kind, policy_model, scorer_model, settings.method)
+            world = get_world(
+                kb_spec, policy_kind, policy_model, scorer_model, settings.method, policy_endpoint
+            )
         except Exception as exc:
             gr.Warning(one_line(exc))
             yield (f"**Problem:** {one_line(exc)}", skip, skip, skip, skip)

@@ -18,7 +18,7 @@ from mcts.rescore import rescore_tree
 from mcts.search import one_line
 from mcts.trace import TraceError, load_trace, save_trace, trace_from_tree
 from ui.config import bundled_trace_path
-from ui.handlers import _TRACE_DIR, get_world, parse_rules
+from ui.handlers import _TRACE_DIR, get_scorer, parse_rules
 from ui.render import EMPTY_DETAIL, figure, inspector, main_view, table_frame
 from ui.session import Session
 from viz import build_figure, rank_changes_markdown
@@ -81,16 +81,10 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
         gr.Warning("The IG prompt is empty.")
         return ("**Problem:** The IG prompt is empty.", skip, skip, skip, *nothing)
     try:
-        world = get_world(
-            session.meta.kb_spec or "demo",
-            session.meta.policy_kind or "guided",
-            "",
-            scorer_model,
-            session.settings.method,
-        )
+        scorer, scorer_name = get_scorer(scorer_model)
         new_rules = parse_rules(rules)
         new_tree, changes = rescore_tree(
-            tree, world.scorer, session.settings, cleaning_rules=new_rules, ig_prompt=prompt
+            tree, scorer, session.settings, cleaning_rules=new_rules, ig_prompt=prompt
         )
     except Exception as exc:
         log.exception("re-score failed")
@@ -106,7 +100,10 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
     session.tree, session.rules, session.ig_prompt = new_tree, new_rules, prompt
     session.trace_path = _save_view_trace(session)
     labels = ", ".join(sorted(r.value for r in new_rules)) or "none"
-    status = f"**Re-scored**  {len(rows)} nodes with rules: {labels}. {moved} rewards changed; {len(changes)} sibling groups reordered."
+    status = (
+        f"**Re-scored** {len(rows)} nodes with {scorer_name}, rules: {labels}. "
+        f"{moved} rewards changed; {len(changes)} sibling groups reordered."
+    )
     return (
         status,
         rank_changes_markdown(changes),
