@@ -20,7 +20,7 @@ def _node_points(fig) -> dict[int, dict]:
     """node id -> {trace name, hovertext} over the node traces."""
     out = {}
     for trace in fig.data:
-        if trace.name in NODE_TRACES:
+        if trace.name in NODE_TRACES and trace.customdata is not None:
             for i, node_id in enumerate(trace.customdata):
                 assert node_id not in out, "a node is drawn twice"
                 out[int(node_id)] = {"trace": trace.name, "hover": trace.hovertext[i]}
@@ -103,10 +103,16 @@ def test_hover_shows_action_visits_value_reward_ppls_and_uct() -> None:
 
 def test_reward_colours_share_one_colour_axis_with_a_colour_bar() -> None:
     fig = build_figure(_small_tree(), alpha=2.0)
-    coloured = [t for t in fig.data if t.name in {"step", "terminal with answer", "tool error"}]
-    assert all(t.marker.coloraxis == "coloraxis" for t in coloured)
-    step = next(t for t in fig.data if t.name == "step")
+    coloured = [
+        t for t in fig.data if t.name in {"step", "terminal with answer", "tool error"} and t.customdata
+    ]
+    assert len(coloured) == 3 and all(t.marker.coloraxis == "coloraxis" for t in coloured)
+    step = next(t for t in fig.data if t.name == "step" and t.customdata)
     assert list(step.marker.color) == [1.6]
+    legend = next(t for t in fig.data if t.name == "step" and not t.customdata)
+    assert (
+        legend.showlegend is not False and legend.legendgroup == step.legendgroup and step.showlegend is False
+    )
     axis = fig.layout.coloraxis
     assert (axis.cmin, axis.cmax) == (0.0, 2.0) and "IG reward" in axis.colorbar.title.text
 
@@ -116,7 +122,7 @@ def test_size_grows_with_visits() -> None:
     tree.add_child(
         0, Step("y", Action("SearchNodes", "b"), Observation("o")), reward=1.0, visits=9, value_sum=9
     )
-    step = next(t for t in build_figure(tree).data if t.name == "step")
+    step = next(t for t in build_figure(tree).data if t.name == "step" and t.customdata)
     sizes = dict(zip(step.customdata, step.marker.size, strict=True))
     assert sizes[6] > sizes[1]
 
@@ -133,9 +139,9 @@ def test_best_and_selected_paths_are_drawn() -> None:
 
 def test_labels_switch_off_above_the_threshold() -> None:
     small = build_figure(_small_tree(), label_threshold=40)
-    assert all("text" in t.mode for t in small.data if t.name in NODE_TRACES)
+    assert all("text" in t.mode for t in small.data if t.name in NODE_TRACES and t.customdata is not None)
     big = build_figure(synthetic_tree(120), label_threshold=40)
-    assert all(t.mode == "markers" for t in big.data if t.name in NODE_TRACES)
+    assert all(t.mode == "markers" for t in big.data if t.name in NODE_TRACES and t.customdata is not None)
 
 
 def test_collapsed_fans_are_drawn_as_markers_and_not_counted_as_nodes() -> None:

@@ -229,6 +229,8 @@ def build_figure(
         nodes = groups.get(kind.key)
         if nodes:
             data.append(_node_trace(tree, kind, nodes, pos, c, show_labels, scale))
+            if kind.coloured:
+                data.append(_legend_entry(kind))
 
     if layout.more:
         data.append(
@@ -308,9 +310,11 @@ def _node_trace(
         },
         "opacity": 1.0,
     }
+    legend: dict[str, Any] = {"legendgroup": kind.key}
     if kind.coloured:
         marker["color"] = [n.reward if n.reward is not None else float("nan") for n in nodes]
         marker["coloraxis"] = "coloraxis"
+        legend["showlegend"] = False  # a reward-coloured legend symbol would be drawn black
     else:
         marker["color"] = "#adb5bd" if kind.key == "pending" else "#495057"
     trace: dict[str, Any] = {
@@ -324,12 +328,32 @@ def _node_trace(
         "hoverinfo": "text",
         "marker": marker,
         "hoverlabel": {"align": "left"},
+        **legend,
     }
     if show_labels:
         trace["text"] = [f"{n.id} {tool_label(n)}" for n in nodes]
         trace["textposition"] = "bottom center"
         trace["textfont"] = {"size": 10, "color": "#343a40"}
     return trace
+
+
+def _legend_entry(kind: NodeKind) -> dict[str, Any]:
+    """A point-less trace that shows the kind's shape in neutral grey in the legend."""
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": kind.label,
+        "legendgroup": kind.key,
+        "x": [None],
+        "y": [None],
+        "hoverinfo": "skip",
+        "marker": {
+            "symbol": kind.symbol,
+            "size": 11,
+            "color": "#c9ced6",
+            "line": {"color": "#444", "width": 1},
+        },
+    }
 
 
 def _figure_layout(layout: TreeLayout, alpha: float, title: str | None, height: int | None) -> dict[str, Any]:
