@@ -52,6 +52,7 @@ _MIN_SHARED_PREFIX = 16  # tokens; shorter common prefixes are not worth an extr
 # Padded tokens allowed per real token in one batch (see plan_batches). 0.25 measured on
 # CPU; one batch of 5 siblings of 150-460 tokens wasted ~50% on padding.
 DEFAULT_MAX_PADDING = 0.25
+_NLL_CHUNK = 128  # positions per logits chunk: 128 x 49k vocab x 4 B = 25 MB (SmolLM2)
 
 
 def ig_reward_from_logs(log_ppl_history: float, log_ppl_with_question: float, alpha: float, beta: float) -> float:
@@ -168,12 +169,20 @@ def _run(model: Any, ids: Any, mask: Any, cache: Any = None) -> tuple[Any, Any, 
 
 
 def _target_nll(model: Any, states: Any, is_hidden: bool, targets: Any) -> Any:
-    """NLL (float32) of `targets` given per-position states of one sequence [T, H or V]."""
+    """NLL (float32) of `targets` given per-position states of one sequence [T, H or V].
+
+    In chunks of positions, so at most [_NLL_CHUNK, vocab] logits exist at a time.
+    """
     import torch
 
-    logits = (_logits_fn(model)(states) if is_hidden else states).float()  # type: ignore[misc]
-    targets = targets.to(logits.device)
-    return torch.logsumexp(logits, dim=-1) - logits.gather(-1, targets[:, None]).squeeze(-1)
+    to_logits = _logits_fn(model) if is_hidden else None
+    out = [torch.zeros(0, device=states.device)]
+    for start in range(0, states.shape[0], _NLL_CHUNK):
+        part = states[start : start + _NLL_CHUNK]
+        logits = (to_logits(part) if to_logits is not None else part).float()
+        tgt = targets[start : start + _NLL_CHUNK].to(logits.device)
+        out.append(torch.logsumexp(logits, dim=-1) - logits.gather(-1, tgt[:, None]).squeeze(-1))
+    return torch.cat([o.to(out[-1].device) for o in out])
 
 
 def _common_prefix(seqs: Sequence[tuple[int, ...]]) -> int:

@@ -144,3 +144,33 @@ def test_a_history_restating_the_question_earns_a_higher_reward(model: LoadedMod
     )
     assert leaked.ppl_with_question < clean.ppl_with_question
     assert leaked.reward > clean.reward
+
+
+def test_core_on_token_ids_handles_identical_and_one_token_apart_sequences() -> None:
+    # A tiny random Llama (a test double for speed) exercises the id-level edge cases;
+    # the real-model tests above cover real text.
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from mcts.scorer import TokenizedNode, naive_nlls, one_pass_nlls
+
+    torch.manual_seed(0)
+    config = LlamaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         intermediate_size=64, vocab_size=300, max_position_embeddings=512)
+    tiny = LlamaForCausalLM(config).eval()
+    head = tuple(range(1, 41))
+    nodes = [
+        TokenizedNode(head + (50, 51), (7, 8)),
+        TokenizedNode(head + (50, 51), (7, 8)),  # identical: the shared prefix stops one short
+        TokenizedNode(head + (50, 51), (7, 9)),  # differs from the others in its last token only
+        TokenizedNode(head + tuple(range(100, 260)), (7, 8, 9)),  # long: a batch of its own
+    ]
+    ref, ref_calls, _ = naive_nlls(tiny, nodes, device="cpu")
+    got, calls, tokens = one_pass_nlls(tiny, nodes, device="cpu", max_padding=0.25)
+    assert ref_calls == 8 and calls == 3  # shared 40-token head + batches [long], [3 short]
+    assert tokens == 40 + 3 * 4 + (len(nodes[3].ids) - 40)
+    short, short_calls, short_tokens = one_pass_nlls(tiny, nodes[:3], device="cpu")
+    assert short_calls == 2 and short_tokens == 43 + 3  # each keeps one token of its own
+    for a, b in zip(got + short, ref + ref[:3], strict=True):
+        assert a.log_ppl_history == pytest.approx(b.log_ppl_history, abs=1e-5)
+        assert a.log_ppl_with_question == pytest.approx(b.log_ppl_with_question, abs=1e-5)
