@@ -194,3 +194,16 @@ def test_a_broken_trace_file_gives_a_clear_message(server, tmp_path) -> None:
         assert out[0].startswith("**Problem:** Could not load the trace:"), out[0]
         assert "\n" not in out[0]
     assert c.predict(api_name="/stop") == "Nothing is running."
+
+
+def test_two_methods_run_side_by_side(server) -> None:
+    c = client(server)
+    args = run_args(rounds=1, k=2)
+    for key in ("method", "rules", "ig_prompt"):
+        args.pop(key)
+    out = c.predict(**args, method_a="fast", method_b="single", api_name="/compare")
+    status, plot_a, cost_a, plot_b, cost_b = out
+    assert status == "**Comparison finished.**"
+    assert cost_a.startswith("**fast**") and cost_b.startswith("**single**")
+    assert "policy generation calls" in cost_a and "policy generation calls" in cost_b
+    assert json.loads(plot_a["plot"])["data"] and json.loads(plot_b["plot"])["data"]

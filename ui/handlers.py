@@ -173,14 +173,7 @@ def save_run_trace(search: Search) -> str | None:
         return None
 
 
-def _prepare(
-    question: str,
-    kb_spec: str,
-    settings_args: tuple[Any, ...],
-    policy_kind: str,
-    policy_model: str,
-    scorer_model: str,
-) -> tuple[SearchSettings, str]:
+def _prepare(question: str, settings_args: tuple[Any, ...]) -> tuple[SearchSettings, str]:
     """Validated settings and question; raises ValueError with the line to show."""
     problem = check_question(question or "")
     if problem is not None:
@@ -215,9 +208,8 @@ def run(
     key = session_key(request, session)
     try:
         settings, question = _prepare(
-            question, kb_spec, (method, rounds, k, c, alpha, beta, expected_depth, max_depth, early_stop, seed),
-            policy_kind, policy_model, scorer_model,
-        )  # fmt: skip
+            question, (method, rounds, k, c, alpha, beta, expected_depth, max_depth, early_stop, seed)
+        )
         prompt = (ig_prompt or "").strip()
         if not prompt:
             raise ValueError("The IG prompt is empty; restore the default in the cleaning-rule lab.")
@@ -330,9 +322,8 @@ def compare(
         runs = []
         for method in (method_a, method_b):
             settings, q = _prepare(
-                question, kb_spec, (method, rounds, k, c, alpha, beta, expected_depth, max_depth, early_stop, seed),
-                policy_kind, policy_model, scorer_model,
-            )  # fmt: skip
+                question, (method, rounds, k, c, alpha, beta, expected_depth, max_depth, early_stop, seed)
+            )
             runs.append(settings)
     except ValueError as exc:
         gr.Warning(str(exc))
