@@ -28,6 +28,7 @@ class GuidedState:
     question: str
     searched: set[str] = field(default_factory=set)  # casefolded SearchNodes arguments
     hits: list[EntityHit] = field(default_factory=list)  # SearchNodes hits, first seen first
+    hit_groups: list[tuple[EntityHit, ...]] = field(default_factory=list)  # new hits of each SearchNodes
     hit_queries: dict[str, str] = field(default_factory=dict)  # entity id -> its SELECT ?e query
     entity_patterns: dict[str, tuple[GraphPattern, ...]] = field(default_factory=dict)  # id -> patterns
     answer_patterns: dict[str, tuple[GraphPattern, ...]] = field(
@@ -67,6 +68,7 @@ def read_state(question: str, history: Sequence[Step], flavour: Flavour) -> Guid
             known = {h.id for h in state.hits}
             new = [h for h in obs.entities if h.id not in known]
             state.hits.extend(new)
+            state.hit_groups.append(tuple(new))
             for ident, query in flavour.entity_queries(list(obs.entities)).items():
                 state.hit_queries.setdefault(ident, query)
         elif action.tool == "SearchGraphPatterns":
@@ -79,7 +81,7 @@ def read_state(question: str, history: Sequence[Step], flavour: Flavour) -> Guid
                 state.answer_patterns[key] = obs.patterns
         elif action.tool == "ExecuteSPARQL":
             state.executed.add(squash(action.argument))
-            if obs.values and not obs.is_error:
+            if obs.values and not obs.is_error and obs.values != (Value("False"),):
                 state.last_nonempty = True
                 state.last_values = obs.values
                 parsed = parse_query(action.argument)

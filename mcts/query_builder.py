@@ -29,7 +29,11 @@ Order = Literal["ASC", "DESC"]
 
 _TERM = r"(?:\?[A-Za-z_]\w*|ns:[^\s{}()]+)"
 _TRIPLE = re.compile(rf"^({_TERM})\s+(ns:[^\s{{}}()]+)\s+({_TERM})$")
-_FILTER = re.compile(rf"^FILTER\s*\(\s*(\?[A-Za-z_]\w*)\s*!=\s*({_TERM})\s*\)$")
+_FILTER = re.compile(
+    rf"^FILTER\s*\(\s*(YEAR\(\?[A-Za-z_]\w*\)|\?[A-Za-z_]\w*)\s*(!=|<=|>=|<|>|=)\s*({_TERM}|-?\d+(?:\.\d+)?)\s*\)$",
+    re.IGNORECASE,
+)
+Op = Literal["!=", "<", ">", "=", "<=", ">="]
 _QUERY = re.compile(
     r"^\s*SELECT\s+(?P<head>DISTINCT\s+\?x|\?x|\(\s*COUNT\s*\(\s*DISTINCT\s+\?x\s*\)\s+AS\s+\?count\s*\))"
     r"\s+WHERE\s*\{(?P<body>.*)\}"
@@ -49,18 +53,41 @@ class Triple:
 
 
 @dataclass(frozen=True)
+class Filter:
+    left: str  # "?var" or "YEAR(?var)"
+    op: Op
+    right: str  # a term or a number
+
+    def render(self) -> str:
+        return f"FILTER({self.left} {self.op} {self.right})"
+
+    def variables(self) -> set[str]:
+        return set(re.findall(r"\?[A-Za-z_]\w*", f"{self.left} {self.right}"))
+
+    def renamed(self, old: str, new: str) -> Filter:
+        def ren(text: str) -> str:
+            return re.sub(re.escape(old) + r"\b", new, text)
+
+        return Filter(ren(self.left), self.op, ren(self.right))
+
+
+def differs(var: str, term: str) -> Filter:
+    return Filter(var, "!=", term)
+
+
+@dataclass(frozen=True)
 class Query:
     """A conjunctive query with answer variable ?x, optionally a superlative or a count."""
 
     triples: tuple[Triple, ...]
-    filters: tuple[tuple[str, str], ...] = ()  # (?var, term): FILTER(?var != term)
+    filters: tuple[Filter, ...] = ()
     order: Order | None = None  # superlative: ORDER BY order(order_key) LIMIT 1
     order_key: str = ""
     count: bool = False
 
     def render(self) -> str:
         parts = [t.render() + " ." for t in self.triples]
-        parts += [f"FILTER({var} != {term})" for var, term in self.filters]
+        parts += [f.render() for f in self.filters]
         body = " ".join(parts)
         if self.count:
             return f"SELECT (COUNT(DISTINCT ?x) AS ?count) WHERE {{ {body} }}"
@@ -70,7 +97,7 @@ class Query:
 
     def variables(self) -> set[str]:
         found = {term for t in self.triples for term in (t.s, t.o) if term.startswith("?")}
-        return found | {var for var, _ in self.filters}
+        return found.union(*(f.variables() for f in self.filters))
 
     def entities(self) -> set[str]:
         """Entity ids (without `ns:`) the query mentions as constants."""
@@ -92,7 +119,7 @@ def parse_query(text: str) -> Query | None:
     if not m:
         return None
     triples: list[Triple] = []
-    filters: list[tuple[str, str]] = []
+    filters: list[Filter] = []
     # Statements are separated by " ." (ids contain dots but never " .").
     for raw in re.split(r"\s\.(?:\s|$)", m.group("body").strip() + " "):
         stmt = raw.strip()
@@ -105,11 +132,11 @@ def parse_query(text: str) -> Query | None:
         # A FILTER may follow the last triple without its own " ." separator.
         fm = _FILTER.match(stmt)
         if fm:
-            filters.append((fm.group(1), fm.group(2)))
+            filters.append(Filter(fm.group(1), fm.group(2), fm.group(3)))  # type: ignore[arg-type]
             continue
         pieces = re.split(r"\s+(?=FILTER\s*\()", stmt)
         if len(pieces) > 1 and all(_FILTER.match(p.strip()) for p in pieces):
-            filters += [_FILTER.match(p.strip()).groups() for p in pieces]  # type: ignore[union-attr]
+            filters += [Filter(*_FILTER.match(p.strip()).groups()) for p in pieces]  # type: ignore[union-attr,arg-type]
             continue
         return None
     if not triples:
@@ -118,7 +145,7 @@ def parse_query(text: str) -> Query | None:
     order = m.group("order")
     query = Query(
         triples=tuple(triples),
-        filters=tuple((a, b) for a, b in filters),
+        filters=tuple(filters),
         order=order.upper() if order else None,  # type: ignore[arg-type]
         order_key=m.group("key") or "",
         count=head.startswith("("),
@@ -157,7 +184,7 @@ def one_hop(entity_id: str, pattern: GraphPattern) -> Query:
     anchor = f"ns:{entity_id}"
     triples = pattern_triples(anchor, pattern, ANSWER, "?c1")
     # A CVT pair can lead back to the entity itself (siblings, spouses): drop it.
-    filters = ((ANSWER, anchor),) if len(triples) > 1 else ()
+    filters = (differs(ANSWER, anchor),) if len(triples) > 1 else ()
     return Query(triples=triples, filters=filters)
 
 
@@ -168,7 +195,7 @@ def _renamed(query: Query, old: str, new: str) -> Query:
     return replace(
         query,
         triples=tuple(Triple(ren(t.s), t.p, ren(t.o)) for t in query.triples),
-        filters=tuple((ren(a), ren(b)) for a, b in query.filters),
+        filters=tuple(f.renamed(old, new) for f in query.filters),
         order_key=ren(query.order_key) if query.order_key else "",
     )
 
@@ -181,7 +208,7 @@ def extend(query: Query, pattern: GraphPattern) -> Query:
     triples = pattern_triples(middle, pattern, ANSWER, cvt)
     entities = [f"ns:{e}" for e in sorted(query.entities())]
     # Never answer with the entities the query starts from or the previous answers.
-    filters = tuple((ANSWER, e) for e in entities) + ((ANSWER, middle),)
+    filters = tuple(differs(ANSWER, e) for e in entities) + (differs(ANSWER, middle),)
     return replace(base, triples=base.triples + triples, filters=base.filters + filters)
 
 
@@ -204,6 +231,18 @@ def superlative(query: Query, pattern: GraphPattern, order: Order) -> Query:
     return replace(query, triples=query.triples + triples, order=order, order_key=key)
 
 
+def compared(query: Query, pattern: GraphPattern, op: Op, number: str, *, year: bool) -> Query:
+    """Comparative: keep the answers whose value along `pattern` compares with `number`
+    (the year of a date when `year`), e.g. born before 1942 -> FILTER(YEAR(?v1) < 1942)."""
+    key = _fresh(query, "v")
+    cvt = _fresh(query, "c")
+    triples = pattern_triples(ANSWER, pattern, key, cvt)
+    left = f"YEAR({key})" if year else key
+    return replace(
+        query, triples=query.triples + triples, filters=query.filters + (Filter(left, op, number),)
+    )
+
+
 def counted(query: Query) -> Query:
     return replace(query, count=True, order=None, order_key="")
 
@@ -211,7 +250,5 @@ def counted(query: Query) -> Query:
 def answer_pattern_query(query: Query) -> str:
     """The `SELECT ?e WHERE {...}` that asks SearchGraphPatterns about the current answers."""
     base = _renamed(replace(query, order=None, order_key="", count=False), ANSWER, "?e")
-    body = " ".join(
-        [t.render() + " ." for t in base.triples] + [f"FILTER({a} != {b})" for a, b in base.filters]
-    )
+    body = " ".join([t.render() + " ." for t in base.triples] + [f.render() for f in base.filters])
     return f"SELECT ?e WHERE {{ {body} }}"

@@ -1,0 +1,300 @@
+"""The guided policy's candidate steps at a state, each with a templated thought and a prior.
+
+`enumerate_options(state, mentions, flavour, priors)` lists every sensible next tool
+call given what the history's observations hold (see `mcts.policy_guided` for the
+list). Each option carries a `prior`: a documented term added to the language
+model's score (see `Priors`), and a cheap `rank` used only to cap the number of
+candidates before the model scores them.
+
+The priors read a few question words (how many; superlative and comparative words;
+numbers) and the state's shape; they never look at gold answers or at the KB beyond
+the observations. This module knows nothing of models.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from kb.actions import Action
+from kb.flavour import Flavour
+from kb.observation import EntityHit, GraphPattern, Value
+from mcts.guided_state import GuidedState, squash
+from mcts.query_builder import (
+    Op,
+    Query,
+    answer_pattern_query,
+    compared,
+    constrain,
+    counted,
+    extend,
+    one_hop,
+    superlative,
+)
+
+OptionKind = Literal[
+    "search_nodes", "entity_patterns", "answer_patterns", "hop", "extend", "constrain",
+    "superlative", "compare", "count", "done",
+]  # fmt: skip
+_DATES = frozenset({"date", "dateTime", "gYear", "gYearMonth"})
+_NUMBERS = frozenset(
+    {"integer", "int", "decimal", "float", "double", "long", "short", "nonNegativeInteger", "positiveInteger"}
+)
+_COUNT = re.compile(r"\bhow many\b|\bnumber of\b", re.IGNORECASE)
+_MOST = re.compile(
+    r"\b(most|largest|biggest|highest|longest|latest|last|newest|youngest|recent|recently|maximum|greatest)\b",
+    re.I,
+)
+_LEAST = re.compile(r"\b(least|smallest|lowest|shortest|earliest|first|oldest|debut|minimum|fewest)\b", re.I)
+_BEFORE = re.compile(r"\b(before|earlier than|prior to|less than|fewer than|under|below)\b", re.I)
+_AFTER = re.compile(r"\b(after|later than|since|more than|greater than|over|above)\b", re.I)
+_NUMBER = re.compile(r"\b\d{1,3}(?:,\d{3})+\b|\b\d+\b")
+_WHEN = re.compile(r"^\s*(when|what year|in what year|in which year|what date|on what date)\b", re.I)
+_WHERE = re.compile(
+    r"^\s*(where|in what (city|country|place|state)|in which (city|country|place|state))\b", re.I
+)
+_WHO = re.compile(r"^\s*(who|whom)\b", re.I)
+_PLACE_WORDS = re.compile(
+    r"place|location|contained|city|country|region|state|venue|headquarters|born_in", re.I
+)
+Wh = Literal["when", "where", "who", ""]
+
+
+@dataclass(frozen=True)
+class Priors:
+    """Terms added to the LM score (mean log-prob per token, in nats). Each is documented
+    because each is a choice a 135M model cannot make alone.
+
+    similarity: x the tool's semantic similarity (cosine, ~0..1) between the question and a
+        pattern, for candidates built from a pattern: the sentence embedder reads relation
+        ids far better than a 135M LM does.
+    done_bonus: Done right after a non-empty result from depth 3 on, unless the question
+        still names an entity not searched yet, asks "how many" without a COUNT, or has a
+        superlative/comparative word while the query has no ORDER BY/FILTER yet.
+    switch_penalty: once a query has results, a fresh one-hop query from the same entity
+        (abandoning the current answers) is less likely than building on them.
+    second_entity: searching (and then exploring) an entity named in the question that is
+        not used yet, once a query has results (conjunctions).
+    refine: exploring the answers' relations when the question has a superlative word or a
+        number (comparative) and the query has no ORDER BY/FILTER yet.
+    count: COUNT when the question asks "how many" (the same amount is taken off otherwise).
+    direction: a superlative/comparison whose direction word matches the question's.
+    answer_type: a one-hop or extension whose values fit the question word: +1 x this for
+        a date after "when", a place-like relation after "where"; -1 x this for an entity
+        after "when" or a literal after "where"/"who". While the current answers do not
+        fit, Done earns no bonus and exploring the answers' relations earns `refine`.
+    """
+
+    similarity: float = 4.0
+    done_bonus: float = 1.0
+    switch_penalty: float = -1.0
+    second_entity: float = 1.5
+    refine: float = 1.5
+    count: float = 1.5
+    direction: float = 1.0
+    answer_type: float = 1.0
+
+
+@dataclass(frozen=True)
+class Option:
+    """One enumerated candidate before scoring."""
+
+    kind: OptionKind
+    thought: str
+    action: Action
+    prior: float = 0.0
+    rank: float = 0.0  # cheap pre-rank used to cap the number of candidates (higher first)
+
+
+@dataclass(frozen=True)
+class QuestionCues:
+    asks_count: bool
+    most: bool
+    least: bool
+    before: bool
+    after: bool
+    numbers: tuple[str, ...]
+    wh: Wh = ""
+
+    @classmethod
+    def read(cls, question: str) -> QuestionCues:
+        numbers = tuple(dict.fromkeys(n.replace(",", "") for n in _NUMBER.findall(question)))
+        return cls(
+            asks_count=_COUNT.search(question) is not None,
+            most=_MOST.search(question) is not None,
+            least=_LEAST.search(question) is not None,
+            before=_BEFORE.search(question) is not None,
+            after=_AFTER.search(question) is not None,
+            numbers=numbers,
+            wh="when" if _WHEN.search(question) else "where" if _WHERE.search(question) else
+            "who" if _WHO.search(question) else "",
+        )  # fmt: skip
+
+    def fits(self, relation: str, sample: Value) -> int:
+        """+1 / -1 / 0: does a relation leading to `sample` fit the question word?"""
+        literal = sample.id is None
+        if self.wh == "when":
+            return 1 if literal and (sample.datatype or "") in _DATES else -1 if not literal else 0
+        if self.wh == "where":
+            return -1 if literal else 1 if _PLACE_WORDS.search(relation) else 0
+        if self.wh == "who":
+            return -1 if literal else 0
+        return 0
+
+    @property
+    def superlative(self) -> bool:
+        return self.most or self.least
+
+    @property
+    def comparative(self) -> bool:
+        return bool(self.numbers) and not self.asks_count
+
+
+def _names(values: Sequence[Value], limit: int = 3) -> str:
+    shown = ", ".join(v.name for v in values[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+def words(p: GraphPattern) -> str:
+    """A relation as words for the thought: the last two parts of each id, `_` as space
+    (`people.person.place_of_birth` -> `person place of birth`); the LM reads words
+    better than ids, and the action keeps the exact ids."""
+    parts = [" ".join(r.split(".")[-2:]).replace("_", " ") for r in p.predicates]
+    return " -> ".join(parts)
+
+
+def span_for(hit: EntityHit, question: str) -> str:
+    """The question's own words for an entity found by `find_mentions` (else its name)."""
+    m = re.search(re.escape(hit.name), question, re.IGNORECASE)
+    return m.group(0) if m else hit.name
+
+
+def unused_mentions(state: GuidedState, mentions: Sequence[EntityHit]) -> list[str]:
+    known = {h.id for h in state.hits}
+    spans = dict.fromkeys(span_for(h, state.question) for h in mentions if h.id not in known)
+    return [s for s in spans if s.casefold() not in state.searched]
+
+
+def enumerate_options(
+    state: GuidedState,
+    mentions: Sequence[EntityHit],
+    flavour: Flavour,
+    priors: Priors,
+    *,
+    per_anchor: int = 8,
+) -> list[Option]:
+    """Every sensible next step at `state` (not yet capped; actions already taken dropped)."""
+    q = state.question
+    cues = QuestionCues.read(q)
+    out: list[Option] = []
+    current = state.current
+
+    def add(kind: OptionKind, thought: str, action: Action, prior: float = 0.0, rank: float = 0.0) -> None:
+        if action.render() not in state.taken:
+            out.append(Option(kind, thought, action, prior, rank))
+
+    def execute(kind: OptionKind, thought: str, query: Query, prior: float, rank: float) -> None:
+        if squash(query.render()) not in state.executed:
+            add(kind, thought, Action("ExecuteSPARQL", query.render()), prior, rank)
+
+    def sim(p: GraphPattern) -> float:
+        return priors.similarity * p.score
+
+    def fit(p: GraphPattern) -> float:
+        return priors.answer_type * cues.fits(p.relation_text(), p.sample)
+
+    # ----- entities named in the question
+    unused = unused_mentions(state, mentions)
+    if not state.hits or current is not None:
+        bonus = priors.second_entity if current is not None else 0.0
+        for span in unused[: 4 if not state.hits else 2]:
+            add("search_nodes", f'Find the entity "{span}" in the knowledge base.', Action("SearchNodes", span),
+                bonus, 50.0)  # fmt: skip
+    used = current.entities() if current is not None else set()
+    for g, group in enumerate(state.hit_groups):
+        latest = g == len(state.hit_groups) - 1
+        for hit in group[:3]:
+            query = state.hit_queries.get(hit.id) or flavour.entity_query(hit)
+            if squash(query) in state.explored or hit.id in used:
+                continue
+            about = f" ({hit.description[:60]})" if hit.description else ""
+            bonus = 0.0
+            if current is not None:
+                bonus = priors.second_entity if latest and g > 0 else priors.switch_penalty
+            add("entity_patterns", f"Look at the relations of {hit.name}{about} that fit the question.",
+                Action("SearchGraphPatterns", query, semantic=q), bonus, 40.0)  # fmt: skip
+
+    # ----- the current answers: stop, count, or look further
+    refined = current is not None and (
+        current.order is not None or any(f.op != "!=" for f in current.filters)
+    )
+    unfit = current is not None and not current.count and _answers_unfit(cues, current, state.current_values)
+    if current is not None:
+        pending = bool(unused) or unfit or (cues.asks_count and not current.count)
+        pending = pending or ((cues.superlative or cues.comparative) and not refined and not current.count)
+        bonus = priors.done_bonus if state.last_nonempty and state.depth >= 3 and not pending else 0.0
+        add("done", f"The answer is {_names(state.current_values, 5)}.", Action("Done"), bonus, 100.0)
+    if current is not None and current.is_plain and state.current_values:
+        query = answer_pattern_query(current)
+        if squash(query) not in state.explored and len(current.triples) < 6:
+            bonus = (
+                priors.refine if ((cues.superlative or cues.comparative) and not refined) or unfit else 0.0
+            )
+            add("answer_patterns", f"Look at the relations of {_names(state.current_values)} to go one step further.",
+                Action("SearchGraphPatterns", query, semantic=q), bonus, 30.0)  # fmt: skip
+        bonus = priors.count if cues.asks_count else -priors.count
+        execute("count", f"Count the answers {_names(state.current_values)}.", counted(current), bonus,
+                25.0 if cues.asks_count else 5.0)  # fmt: skip
+
+    # ----- queries from entities' patterns
+    for ident, patterns in state.entity_patterns.items():
+        name = state.name_of(ident)
+        for p in patterns[:per_anchor]:
+            if current is None or ident in used:
+                penalty = priors.switch_penalty if current is not None else 0.0
+                execute("hop", f"Follow {words(p)} from {name}.", one_hop(ident, p),
+                        sim(p) + penalty + fit(p), 10.0 + p.score)  # fmt: skip
+            elif current.is_plain:
+                execute("constrain", f"Keep the answers linked to {name} by {words(p)}.", constrain(current, ident, p),
+                        sim(p), 20.0 + p.score)  # fmt: skip
+
+    # ----- queries from the answers' patterns
+    if current is not None and current.is_plain:
+        answers = _names(state.current_values)
+        for p in state.current_patterns()[:per_anchor]:
+            execute("extend", f"Follow {words(p)} from {answers}.", extend(current, p),
+                    sim(p) + fit(p), 20.0 + p.score)  # fmt: skip
+            kind = p.sample.datatype or ""
+            if p.sample.id is not None or (kind not in _DATES and kind not in _NUMBERS):
+                continue
+            is_date = kind in _DATES
+            big, small = ("latest", "earliest") if is_date else ("largest", "smallest")
+            for order, word, hint in (("DESC", big, cues.most), ("ASC", small, cues.least)):
+                execute("superlative", f"Take the answer with the {word} {words(p)}.", superlative(current, p, order),
+                        sim(p) + (priors.direction if hint else 0.0), 15.0 + p.score)  # type: ignore[arg-type]  # fmt: skip
+            for number in cues.numbers[:2]:
+                for op, word, hint in _comparisons(is_date, cues):
+                    execute("compare", f"Keep the answers whose {words(p)} is {word} {number}.",
+                            compared(current, p, op, number, year=is_date and len(number) == 4),
+                            sim(p) + (priors.direction if hint else 0.0), 15.0 + p.score)  # fmt: skip
+    return out
+
+
+def _answers_unfit(cues: QuestionCues, query: Query, values: Sequence[Value]) -> bool:
+    """The current answers clearly do not fit the question word (see Priors.answer_type)."""
+    if not values or not cues.wh:
+        return False
+    last = query.relations()[-1] if query.relations() else ""
+    return all(cues.fits(last, v) < 0 for v in values[:5]) or (
+        cues.wh == "where" and not _PLACE_WORDS.search(" ".join(query.relations()))
+    )
+
+
+def _comparisons(is_date: bool, cues: QuestionCues) -> list[tuple[Op, str, bool]]:
+    if is_date:
+        return [("<", "before", cues.before), (">", "after", cues.after),
+                ("=", "in", not cues.before and not cues.after)]  # fmt: skip
+    return [("<", "less than", cues.before), (">", "more than", cues.after),
+            ("=", "equal to", not cues.before and not cues.after)]  # fmt: skip
