@@ -5,8 +5,9 @@ history followed by the fixed prompt and Q the original question.
 
 Text layout (identical for both perplexities; only the question is appended):
 - chat template on (default when the tokenizer has one): one user message holding
-  `<history>\\n\\n<prompt>` (just `<prompt>` for an empty history), then the assistant
-  header the template adds for a reply; the question is the assistant's reply, without
+  `<history>\\n\\n<prompt>` (just `<prompt>` for an empty history), rendered by the
+  template with whatever it adds (SmolLM2: its default system prompt) and the assistant
+  header it adds for a reply; the question is the assistant's reply, without
   the closing end-of-turn token. The prefix is everything before the question tokens.
 - chat template off: `[BOS] <history>\\n\\n<prompt>` then ` <question>`.
 The prefix pieces (template head, history, prompt + template tail) and the question are
@@ -49,8 +50,9 @@ from mcts.steps import IGScore
 
 _SENTINEL = "\u2063HISTORY\u2063"  # marks where the history goes inside the chat template
 _MIN_SHARED_PREFIX = 16  # tokens; shorter common prefixes are not worth an extra model call
-# Padded tokens allowed per real token in one batch (see plan_batches). 0.25 measured on
-# CPU; one batch of 5 siblings of 150-460 tokens wasted ~50% on padding.
+# Padded tokens allowed per real token in one batch (see plan_batches). On CPU a padded
+# token costs as much as a real one: in bench/scorer.py (5 siblings, 333-578 tokens)
+# length-similar batches ran 2.66x faster than naive, one padded batch 2.43x.
 DEFAULT_MAX_PADDING = 0.25
 _NLL_CHUNK = 128  # positions per logits chunk: 128 x 49k vocab x 4 B = 25 MB (SmolLM2)
 
