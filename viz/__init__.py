@@ -20,11 +20,13 @@ from viz.panels import (
     uct_rank,
     vote_rows,
 )
+from viz.replay import ReplayFrame, replay_rounds, tree_at_round
 
 __all__ = [
     "NODE_TABLE_HEADERS",
     "VOTE_TABLE_HEADERS",
     "MoreMarker",
+    "ReplayFrame",
     "TreeLayout",
     "answer_markdown",
     "best_value_path",
@@ -37,7 +39,9 @@ __all__ = [
     "node_detail_markdown",
     "node_table",
     "rank_changes_markdown",
+    "replay_rounds",
     "status_line",
+    "tree_at_round",
     "uct_rank",
     "vote_rows",
 ]
