@@ -85,16 +85,19 @@ class Priors:
         a date after "when", a place-like relation after "where"; -1 x this for an entity
         after "when" or a literal after "where"/"who". While the current answers do not
         fit, Done earns no bonus and exploring the answers' relations earns `refine`.
+    repeat_relation: an extension along a relation the query already uses (mostly a walk
+        back to where the path came from; a 135M LM likes to repeat the last thought).
     """
 
     similarity: float = 4.0
-    done_bonus: float = 1.0
-    switch_penalty: float = -1.0
+    done_bonus: float = 2.5
+    switch_penalty: float = -2.0
     second_entity: float = 1.5
     refine: float = 1.5
     count: float = 1.5
     direction: float = 1.0
     answer_type: float = 1.0
+    repeat_relation: float = -2.0
 
 
 @dataclass(frozen=True)
@@ -264,8 +267,9 @@ def enumerate_options(
     if current is not None and current.is_plain:
         answers = _names(state.current_values)
         for p in state.current_patterns()[:per_anchor]:
+            again = priors.repeat_relation if set(p.predicates) & set(current.relations()) else 0.0
             execute("extend", f"Follow {words(p)} from {answers}.", extend(current, p),
-                    sim(p) + fit(p), 20.0 + p.score)  # fmt: skip
+                    sim(p) + fit(p) + again, 20.0 + p.score)  # fmt: skip
             kind = p.sample.datatype or ""
             if p.sample.id is not None or (kind not in _DATES and kind not in _NUMBERS):
                 continue
