@@ -37,7 +37,8 @@ class GraphPattern:
     """One relation around `?e` found by SearchGraphPatterns.
 
     `predicates` has one element for a direct relation and two for a CVT pair
-    (`p1 -> p2`), as bare relation ids (e.g. "film.actor.film"). `direction` is
+    (`p1 -> p2`), as relation ids (Freebase: bare, e.g. "film.actor.film"; Wikidata:
+    prefixed, e.g. "wdt:P19", "p:P39 -> pq:P580"). `direction` is
     "out" for (?e, p, x) and "in" for (x, p, ?e).
     """
 
@@ -45,6 +46,9 @@ class GraphPattern:
     predicates: tuple[str, ...]
     sample: Value
     score: float = 0.0
+    # Readable text of the relation from the KB itself, where ids do not read (Wikidata:
+    # property labels, "position held: start time" for `p:P39 -> pq:P580`); "" otherwise.
+    label: str = ""
 
     def relation_text(self) -> str:
         return " -> ".join(self.predicates)

@@ -18,8 +18,10 @@
 Every query goes through `kb.sparql.guard_and_normalise` first (only SELECT/ASK leave
 this machine, and the row cap becomes a LIMIT the server applies).
 
-Name search (`search_names`) is plain SPARQL; see its docstring for the choice and the
-cost. It knows nothing of the agent's tools or of search.
+Name search (`search_names`) is plain SPARQL over the flavour's name and alias
+predicates (Freebase or Wikidata: pass `flavour=WIKIDATA`, an endpoint does not say);
+see its docstring for the choice and the cost. It knows nothing of the agent's tools
+or of search.
 """
 
 from __future__ import annotations

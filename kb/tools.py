@@ -147,6 +147,9 @@ class Toolbox:
             for r in res.rows
             if r[0] is not None and not self.flavour.is_hidden_predicate(r[0].value)
         ]
+        if self.flavour.relation_label_links:  # Wikidata ranks property labels, not ids
+            deadline = time.perf_counter() + max(self.timeout_s, 30.0)
+            predicates = self._relation_texts([(p,) for p in predicates], deadline)
         self._rank("warm up", predicates)
         self.all_types()
 
@@ -254,9 +257,10 @@ class Toolbox:
             return Observation("?e has no relations to explore.", "empty", sparql=prepared.sparql)
         semantic = action.semantic.strip()
         texts = [" -> ".join(preds) for _d, preds, _s in found]
+        labels = [""] * len(found)
+        if self.flavour.relation_label_links:  # Wikidata: property labels read, ids do not
+            labels = texts = self._relation_texts([preds for _d, preds, _s in found], deadline)
         if semantic:
-            if self.flavour.relation_label_links:  # rank Wikidata relations by property labels
-                texts = self._relation_texts([preds for _d, preds, _s in found], deadline)
             ranking_started = time.perf_counter()
             scores = self._rank(semantic, texts)
             # The time limit is for the KB; loading the model on first use must not eat it.
@@ -268,7 +272,9 @@ class Toolbox:
         shown = order[:MAX_PATTERNS]
         names = self._lookup_names([found[i][2].value for i in shown if found[i][2].kind == "iri"], deadline)
         patterns = tuple(
-            GraphPattern(found[i][0], found[i][1], self._value(found[i][2], names), round(scores[i], 4))
+            GraphPattern(
+                found[i][0], found[i][1], self._value(found[i][2], names), round(scores[i], 4), labels[i]
+            )
             for i in shown
         )
         lines = []

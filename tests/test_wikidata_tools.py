@@ -172,7 +172,9 @@ def test_patterns_of_a_homonym_by_q_id(tools):
 
 def test_relations_are_ranked_by_the_labels_of_their_properties(wd_kb):
     ranker = _Recording()
-    Toolbox(wd_kb, ranker=ranker).run(Action("SearchGraphPatterns", OBAMA, semantic="start"))
+    obs = Toolbox(wd_kb, ranker=ranker).run(Action("SearchGraphPatterns", OBAMA, semantic="start"))
+    labels = {p.predicates: p.label for p in obs.patterns}
+    assert labels[("p:P39", "pq:P580")] == "position held: start time"  # patterns carry the text too
     assert {"position held", "position held: start time", "place of birth", "spouse: start time"} <= set(
         ranker.seen
     )
