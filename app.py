@@ -164,14 +164,14 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                     "Re-score the tree with these rules", variant="primary", elem_id="rescore-btn"
                 )
                 lab_status = gr.Markdown(elem_id="lab-status")
-                with gr.Row(equal_height=False):
-                    rank_changes = gr.Markdown(elem_id="rank-changes")
-                    reward_table = gr.Dataframe(
-                        headers=inspect.REWARD_TABLE_HEADERS,
-                        label="Rewards before → after",
-                        interactive=False,
-                        max_height=360,
-                    )
+                rank_changes = gr.Markdown(elem_id="rank-changes")
+                reward_table = gr.Dataframe(
+                    headers=inspect.REWARD_TABLE_HEADERS,
+                    label="Rewards before → after (largest change first)",
+                    interactive=False,
+                    max_height=360,
+                    column_widths=["7%", "57%", "12%", "12%", "12%"],
+                )
                 lab_plot = gr.Plot(label="Re-scored tree", elem_id="lab-plot")
 
             with gr.Tab("Traces & replay", id="traces"):

@@ -8,6 +8,7 @@ a broken trace file, no tree yet) gives one clear line and changes nothing.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import gradio as gr
@@ -17,6 +18,7 @@ from mcts.events import NodeSelected, RoundFinished
 from mcts.rescore import rescore_tree
 from mcts.search import one_line
 from mcts.trace import TraceError, load_trace, save_trace, trace_from_tree
+from mcts.voting import best_terminal_by_ig, best_terminal_by_value, decide
 from ui.config import bundled_trace_path
 from ui.handlers import _TRACE_DIR, get_scorer, parse_rules
 from ui.render import EMPTY_DETAIL, figure, inspector, main_view, table_frame
@@ -98,6 +100,13 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
     rows.sort(key=lambda r: -abs(r[4] or 0.0))
     moved = sum(1 for r in rows if r[4] is not None and abs(r[4]) > 1e-6)
     session.tree, session.rules, session.ig_prompt = new_tree, new_rules, prompt
+    session.best_node = _principal_leaf(new_tree)
+    if session.result is not None:  # new values can move the vote's tie-breaks and the best branches
+        answer, sparql, node_ids, votes = decide(new_tree, session.settings.vote_mode)
+        session.result = replace(
+            session.result, answer=answer, sparql=sparql, answer_node_ids=node_ids, votes=votes,
+            best_by_value=best_terminal_by_value(new_tree), best_by_ig=best_terminal_by_ig(new_tree),
+        )  # fmt: skip
     session.trace_path = _save_view_trace(session)
     labels = ", ".join(sorted(r.value for r in new_rules)) or "none"
     status = (
@@ -111,6 +120,14 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
         figure(session, height=520),
         *main_view(session, status),
     )
+
+
+def _principal_leaf(tree: Any) -> int:
+    """Follow the child with the highest W/N (ties: lowest id), as the search reports it."""
+    node_id = 0
+    while tree[node_id].children:
+        node_id = min(tree[node_id].children, key=lambda c: (-tree[c].mean_value, c))
+    return node_id
 
 
 def _r(value: float | None) -> float | None:

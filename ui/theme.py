@@ -76,7 +76,8 @@ CSS = """
 #status { min-height: 1.6rem; padding: 0.3rem 0.6rem; border-radius: 6px; background: var(--background-fill-secondary); }
 #node-detail table, #cost table { font-size: 0.85rem; }
 #node-detail pre { max-height: 220px; overflow: auto; }
-#node-detail pre, #node-detail pre code { white-space: pre-wrap !important; word-break: break-word; }
+#node-detail pre, #node-detail pre code, #answer pre, #answer pre code {
+  white-space: pre-wrap !important; word-break: break-word; }
 footer { display: none !important; }
 """
 
