@@ -51,3 +51,21 @@ def test_only_shipped_traces_can_be_opened_by_name(tmp_path) -> None:
     assert bundled_trace_path("a.json", tmp_path) == tmp_path / "a.json"
     assert bundled_trace_path("../../etc/passwd", tmp_path) is None
     assert bundled_trace_path("", tmp_path) is None
+
+
+def test_every_shipped_trace_loads_replays_and_draws() -> None:
+    from mcts.trace import load_trace
+    from ui.config import TRACES_DIR
+    from viz import build_figure, replay_rounds, tree_at_round
+
+    names = bundled_traces()
+    assert len(names) >= 2, "examples/traces/ ships recorded runs for the trace viewer"
+    for name in names:
+        trace = load_trace(TRACES_DIR / name)
+        tree = trace.to_tree()
+        assert len(tree) > 1 and trace.result is not None
+        rounds = replay_rounds(trace.events)
+        frame = tree_at_round(tree, trace.events, rounds)
+        assert [n.visits for n in frame.tree.nodes] == [n.visits for n in tree.nodes]
+        fig = build_figure(tree)
+        assert sum(len(t.customdata) for t in fig.data if t.customdata is not None) == len(tree)
