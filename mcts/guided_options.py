@@ -14,7 +14,7 @@ the observations. This module knows nothing of models.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,7 +74,8 @@ class Priors:
         still names an entity not searched yet, asks "how many" without a COUNT, or has a
         superlative/comparative word while the query has no ORDER BY/FILTER yet.
     switch_penalty: once a query has results, a fresh one-hop query from the same entity
-        (abandoning the current answers) is less likely than building on them.
+        (abandoning the current answers) is less likely than building on them; so is
+        exploring a homonym of an entity already explored, or an entity of an earlier search.
     second_entity: searching (and then exploring) an entity named in the question that is
         not used yet, once a query has results (conjunctions).
     refine: exploring the answers' relations when the question has a superlative word or a
@@ -85,6 +86,9 @@ class Priors:
         a date after "when", a place-like relation after "where"; -1 x this for an entity
         after "when" or a literal after "where"/"who". While the current answers do not
         fit, Done earns no bonus and exploring the answers' relations earns `refine`.
+    homonym: x the sentence-embedding similarity between the question and an entity's
+        description, for entities that share their name with another hit (telling
+        "Paris" in Texas from the capital of France is the description's job).
     repeat_relation: an extension along a relation the query already uses (mostly a walk
         back to where the path came from; a 135M LM likes to repeat the last thought).
     """
@@ -98,6 +102,7 @@ class Priors:
     direction: float = 1.0
     answer_type: float = 1.0
     repeat_relation: float = -2.0
+    homonym: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -187,6 +192,7 @@ def enumerate_options(
     priors: Priors,
     *,
     per_anchor: int = 8,
+    hit_similarity: Mapping[str, float] | None = None,
 ) -> list[Option]:
     """Every sensible next step at `state` (not yet capped; actions already taken dropped)."""
     q = state.question
@@ -216,6 +222,8 @@ def enumerate_options(
             add("search_nodes", f'Find the entity "{span}" in the knowledge base.', Action("SearchNodes", span),
                 bonus, 50.0)  # fmt: skip
     used = current.entities() if current is not None else set()
+    explored_names = {state.name_of(i).casefold() for i in state.entity_patterns}
+    used_names = {state.name_of(i).casefold() for i in used}
     for g, group in enumerate(state.hit_groups):
         latest = g == len(state.hit_groups) - 1
         for hit in group[:3]:
@@ -223,9 +231,11 @@ def enumerate_options(
             if squash(query) in state.explored or hit.id in used:
                 continue
             about = f" ({hit.description[:60]})" if hit.description else ""
-            bonus = 0.0
+            bonus = priors.homonym * (hit_similarity or {}).get(hit.id, 0.0)
             if current is not None:
-                bonus = priors.second_entity if latest and g > 0 else priors.switch_penalty
+                bonus += priors.second_entity if latest and g > 0 else priors.switch_penalty
+            elif hit.name.casefold() in explored_names:  # a homonym of an entity already explored
+                bonus += priors.switch_penalty
             add("entity_patterns", f"Look at the relations of {hit.name}{about} that fit the question.",
                 Action("SearchGraphPatterns", query, semantic=q), bonus, 40.0)  # fmt: skip
 
@@ -234,8 +244,12 @@ def enumerate_options(
         current.order is not None or any(f.op != "!=" for f in current.filters)
     )
     unfit = current is not None and not current.count and _answers_unfit(cues, current, state.current_values)
+    # "How many ..." is answered by a COUNT, or by a number the KB stores (episodes: 62).
+    counted_already = current is not None and (
+        current.count or all(v.id is None and (v.datatype or "") in _NUMBERS for v in state.current_values)
+    )
     if current is not None:
-        pending = bool(unused) or unfit or (cues.asks_count and not current.count)
+        pending = bool(unused) or unfit or (cues.asks_count and not counted_already)
         pending = pending or ((cues.superlative or cues.comparative) and not refined and not current.count)
         bonus = priors.done_bonus if state.last_nonempty and state.depth >= 3 and not pending else 0.0
         add("done", f"The answer is {_names(state.current_values, 5)}.", Action("Done"), bonus, 100.0)
@@ -247,7 +261,7 @@ def enumerate_options(
             )
             add("answer_patterns", f"Look at the relations of {_names(state.current_values)} to go one step further.",
                 Action("SearchGraphPatterns", query, semantic=q), bonus, 30.0)  # fmt: skip
-        bonus = priors.count if cues.asks_count else -priors.count
+        bonus = priors.count if cues.asks_count and not counted_already else -priors.count
         execute("count", f"Count the answers {_names(state.current_values)}.", counted(current), bonus,
                 25.0 if cues.asks_count else 5.0)  # fmt: skip
 
@@ -259,7 +273,7 @@ def enumerate_options(
                 penalty = priors.switch_penalty if current is not None else 0.0
                 execute("hop", f"Follow {words(p)} from {name}.", one_hop(ident, p),
                         sim(p) + penalty + fit(p), 10.0 + p.score)  # fmt: skip
-            elif current.is_plain:
+            elif current.is_plain and name.casefold() not in used_names:  # not a homonym of the anchor
                 execute("constrain", f"Keep the answers linked to {name} by {words(p)}.", constrain(current, ident, p),
                         sim(p), 20.0 + p.score)  # fmt: skip
 

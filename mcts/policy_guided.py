@@ -83,6 +83,7 @@ class GuidedPolicy:
         prompt: PromptConfig | None = None,
         scorer: ContinuationScorer | None = None,
         score_on: ScoreOn = "thought",
+        ranker: Any = None,
     ) -> None:
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -96,6 +97,9 @@ class GuidedPolicy:
         self.temperature = temperature
         self.max_candidates = max_candidates
         self.score_on = score_on
+        # Sentence-embedding ranker (kb.relation_ranker) for homonym descriptions; the
+        # process-wide default is loaded on first need.
+        self.ranker = ranker
         self.priors = priors or Priors()
         # One short demonstration: the prompt is re-read at every step on a CPU.
         self.prompt = prompt or PromptConfig(fewshot="freebase", max_demos=1)
@@ -111,11 +115,33 @@ class GuidedPolicy:
             self._mentions[question] = hits
         return self._mentions[question]
 
+    def _homonym_similarity(self, state: Any) -> dict[str, float]:
+        """Question-description similarity of hits that share a name with another hit."""
+        by_name: dict[str, list[EntityHit]] = {}
+        for group in state.hit_groups:
+            for hit in group[:3]:
+                by_name.setdefault(hit.name.casefold(), []).append(hit)
+        homonyms = [h for hits in by_name.values() if len(hits) > 1 for h in hits if h.description]
+        if not homonyms or self.priors.homonym == 0:
+            return {}
+        if self.ranker is None:
+            from kb.relation_ranker import default_ranker
+
+            self.ranker = default_ranker()
+        sims = self.ranker.rank(state.question, [h.description for h in homonyms])
+        return {h.id: float(s) for h, s in zip(homonyms, sims, strict=True)}
+
     # ----- the Policy protocol --------------------------------------------------------
     def options(self, question: str, history: Sequence[Step]) -> list[Option]:
         """The capped candidate list at a state (before scoring)."""
         state = read_state(question, history, self.flavour)
-        opts = enumerate_options(state, self.mentions(question), self.flavour, self.priors)
+        opts = enumerate_options(
+            state,
+            self.mentions(question),
+            self.flavour,
+            self.priors,
+            hit_similarity=self._homonym_similarity(state),
+        )
         opts.sort(key=lambda o: -o.rank)  # stable: enumeration order breaks ties
         return opts[: self.max_candidates]
 

@@ -17,6 +17,7 @@ import pytest
 
 from kb.actions import Action
 from kb.observation import GraphPattern, Observation, Value
+from kb.relation_ranker import LexicalRanker
 from mcts.lm_scoring import ContinuationScore
 from mcts.policy_guided import GuidedPolicy, Priors, softmax_sample
 from mcts.protocols import Usage
@@ -68,6 +69,7 @@ def tools(tiny_kb):
 
 
 def policy(kb, keywords=(), **kw) -> GuidedPolicy:
+    kw.setdefault("ranker", LexicalRanker())
     return GuidedPolicy(FakeModel(), kb, scorer=KeywordScorer(keywords), **kw)
 
 
