@@ -166,5 +166,7 @@ def path_rounds(search: Search) -> Driver:
         stop = search.early_stop()
         if stop is not None:
             return stop
+    if not search.tree.root.children:
+        return _exhausted(search)
     label = "greedy path" if single else f"{paths} sampled paths"
     return "budget", f"{label} done"

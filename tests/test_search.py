@@ -274,3 +274,17 @@ def test_cost_counts_tool_calls_by_name_and_model_deltas():
     assert sum(cost.tool_calls.values()) == len(tools.calls) == len(search.tree) - 1
     assert cost.tokens > 0 and cost.wall_s > 0 and cost.model_s == pytest.approx(0.002)
     assert search.cost() == cost  # a finished run's snapshot no longer moves
+
+
+class _SilentPolicy(ToyPolicy):
+    """Nothing to propose: what the guided policy does when no entity of the question is in the KB."""
+
+    def propose(self, question, history, k, *, rng, greedy=False):
+        return []
+
+
+@pytest.mark.parametrize("method", list(Method))
+def test_a_policy_with_nothing_to_propose_ends_the_run_as_exhausted(method):
+    search, result = _run(method, policy=_SilentPolicy())
+    assert result.answer == () and len(search.tree) == 1
+    assert (result.stop_reason, result.detail) == ("exhausted", "the policy proposed no step at the root")
