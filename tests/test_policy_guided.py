@@ -238,6 +238,59 @@ def test_a_second_entity_constrains_the_current_query(tiny_kb, tools):
     assert [v.name for v in tools.run(Action("ExecuteSPARQL", query)).values] == ["Ada Lovelace"]
 
 
+def test_homonyms_are_told_apart_by_their_descriptions(tiny_kb, tools):
+    q = "Which people were born in London, Ontario?"
+    opts = policy(tiny_kb).options(q, walk(tools, [Action("SearchNodes", "London")]))
+    prior = {o.action.argument: o.prior for o in opts if o.kind == "entity_patterns"}
+    assert (
+        prior["SELECT ?e WHERE { VALUES ?e { ns:m.t_london_on } }"]
+        > prior["SELECT ?e WHERE { VALUES ?e { ns:m.t_london } }"]
+    )
+
+
+def test_the_question_word_favours_values_of_the_right_type(tiny_kb, tools):
+    hist = ada_patterns(tools)
+    for q, good, bad in (
+        ("When was Ada Lovelace born?", "date_of_birth", "place_of_birth"),
+        ("Where was Ada Lovelace born?", "place_of_birth", "date_of_birth"),
+    ):
+        prior = {o.action.argument: o.prior for o in policy(tiny_kb).options(q, hist) if o.kind == "hop"}
+        assert max(v for k, v in prior.items() if good in k) > max(v for k, v in prior.items() if bad in k)
+
+
+def test_numbers_in_the_question_give_comparisons(tiny_kb, tools):
+    q = "Which colleague of Charles Babbage was born before 1820?"
+    hist = walk(tools, [Action("SearchNodes", "Charles Babbage")])
+    hist += walk(
+        tools,
+        [Action("SearchGraphPatterns", 'SELECT ?e WHERE { ?e ns:type.object.name "Charles Babbage"@en }')],
+    )
+    hop = "SELECT DISTINCT ?x WHERE { ns:m.t_babbage ns:base.science.colleague ?x . }"
+    hist += walk(tools, [Action("ExecuteSPARQL", hop)])
+    opts = policy(tiny_kb).options(q, hist)
+    assert next(o for o in opts if o.kind == "answer_patterns").prior > 0  # refine before stopping
+    assert next(o for o in opts if o.kind == "done").prior == 0.0
+    hist += walk(tools, [Action("SearchGraphPatterns", answer_pattern_query(parse_query(hop)), semantic=q)])
+    compare = {o.thought: o for o in policy(tiny_kb).options(q, hist) if o.kind == "compare"}
+    before = compare["Keep the answers whose person date of birth is before 1820."]
+    assert before.prior > compare["Keep the answers whose person date of birth is after 1820."].prior
+    assert "FILTER(YEAR(?v1) < 1820)" in before.action.argument
+    assert [v.name for v in tools.run(before.action).values] == ["Ada Lovelace"]
+
+
+def test_a_stored_number_answers_how_many_without_a_count(tiny_kb):
+    q = "How many episodes of Show were made?"
+    query = "SELECT DISTINCT ?x WHERE { ns:m.show ns:tv.tv_program.number_of_episodes ?x . }"
+    hist = [
+        Step("t", Action("SearchNodes", "Show"), Observation("x")),
+        Step("t", Action("SearchTypes", "show"), Observation("x")),
+        Step("t", Action("ExecuteSPARQL", query), Observation("[62]", values=(Value("62", None, "integer"),))),
+    ]
+    opts = policy(tiny_kb).options(q, hist)
+    assert next(o for o in opts if o.kind == "done").prior > 0
+    assert next(o for o in opts if o.kind == "count").prior < 0
+
+
 def test_steps_already_taken_are_never_proposed_again(tiny_kb, tools):
     hist = ada_patterns(tools)
     hop = "SELECT DISTINCT ?x WHERE { ns:m.t_ada ns:people.person.place_of_birth ?x . }"
