@@ -128,8 +128,14 @@ class GuidedPolicy:
             from kb.relation_ranker import default_ranker
 
             self.ranker = default_ranker()
-        sims = self.ranker.rank(state.question, [h.description for h in homonyms])
-        return {h.id: float(s) for h, s in zip(homonyms, sims, strict=True)}
+        # The shared name says nothing about which one is meant (and an album named after
+        # its artist would match on it): compare question and description without it.
+        out: dict[str, float] = {}
+        for hit in homonyms:
+            name = re.compile(re.escape(hit.name), re.IGNORECASE)
+            question = " ".join(name.sub(" ", state.question).split())
+            out[hit.id] = float(self.ranker.rank(question, [name.sub(" ", hit.description)])[0])
+        return out
 
     # ----- the Policy protocol --------------------------------------------------------
     def options(self, question: str, history: Sequence[Step]) -> list[Option]:
