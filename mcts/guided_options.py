@@ -234,8 +234,8 @@ def enumerate_options(
             bonus = priors.homonym * (hit_similarity or {}).get(hit.id, 0.0)
             if current is not None:
                 bonus += priors.second_entity if latest and g > 0 else priors.switch_penalty
-            elif hit.name.casefold() in explored_names:  # a homonym of an entity already explored
-                bonus += priors.switch_penalty
+            elif hit.name.casefold() in explored_names or any(h.id in state.entity_patterns for h in group):
+                bonus += priors.switch_penalty  # a homonym or a sibling hit of an entity already explored
             add("entity_patterns", f"Look at the relations of {hit.name}{about} that fit the question.",
                 Action("SearchGraphPatterns", query, semantic=q), bonus, 40.0)  # fmt: skip
 
