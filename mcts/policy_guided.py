@@ -13,16 +13,20 @@ observations (see `enumerate_options`):
 - ExecuteSPARQL: one hop from an entity along a returned pattern (either direction,
   CVT pairs as `?e p1 ?c . ?c p2 ?x`); the current query extended by one pattern; the
   current query constrained by a pattern of a second entity (conjunction); ORDER BY
-  DESC/ASC(?v) LIMIT 1 on a pattern whose sample is a number or date; COUNT;
-- Done after an ExecuteSPARQL with results.
+  DESC/ASC(?v) LIMIT 1 on a pattern whose sample is a number or date; a FILTER
+  comparing such a value with a number of the question; COUNT;
+- Done once an ExecuteSPARQL has given results.
 
-Each candidate gets a short templated thought. The language model scores every
-candidate: the mean log-likelihood per token of `Thought: ...\\nAction: ...` after the
-prompt of `mcts.prompts` (one prompt pass, candidates batched on its cache, see
-`mcts.lm_scoring`). Prior terms are added (each documented at
-`mcts.guided_options.Priors`); then k distinct
-candidates are sampled without replacement from softmax(score / temperature), or the
-top k taken when greedy. `Candidate.policy_score` is the score used.
+Each candidate gets a short templated thought (relations written as words). The
+language model scores every candidate: the mean log-likelihood per token of its text
+after the prompt of `mcts.prompts` (one prompt pass, candidates batched on its key/value
+cache, see `mcts.lm_scoring`). By default the scored text is `Thought: <thought>\nAction:
+<Tool>(`: the arguments are a deterministic rendering of what the thought says, and
+scoring their ids and SPARQL only rewards text the model can copy from the history
+(`score_on="step"` scores the whole action). Prior terms are added, each documented at
+`mcts.guided_options.Priors`; then k distinct candidates are sampled without
+replacement from softmax(score / temperature), or the top k taken when greedy.
+`Candidate.policy_score` is the score used.
 
 This module knows the KB only through `find_mentions` / `search_names` (to find spans)
 and the tools' observation payloads; it runs no tool itself.
