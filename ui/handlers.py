@@ -365,7 +365,7 @@ def compare(
             figure(view, height=460),
             f"**{label}** · answer: {answer} · {stop_reason}\n\n" + cost_markdown(res.cost if res else None),
         )
-        if search.cancelled:
+        if res is not None and res.stop_reason == "cancelled":
             yield ("**Comparison stopped.**", *panes[0], *panes[1])
             return
     yield ("**Comparison finished.**", *panes[0], *panes[1])
