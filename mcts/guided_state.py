@@ -28,7 +28,9 @@ class GuidedState:
     question: str
     searched: set[str] = field(default_factory=set)  # casefolded SearchNodes arguments
     hits: list[EntityHit] = field(default_factory=list)  # SearchNodes hits, first seen first
-    hit_groups: list[tuple[EntityHit, ...]] = field(default_factory=list)  # new hits of each SearchNodes
+    # New hits of each SearchNodes that carry the searched name (all homonyms), else its
+    # best hit: partial matches ("Dunedin" for "New Zealand") are not what was meant.
+    hit_groups: list[tuple[EntityHit, ...]] = field(default_factory=list)
     hit_queries: dict[str, str] = field(default_factory=dict)  # entity id -> its SELECT ?e query
     entity_patterns: dict[str, tuple[GraphPattern, ...]] = field(default_factory=dict)  # id -> patterns
     answer_patterns: dict[str, tuple[GraphPattern, ...]] = field(
@@ -68,7 +70,7 @@ def read_state(question: str, history: Sequence[Step], flavour: Flavour) -> Guid
             known = {h.id for h in state.hits}
             new = [h for h in obs.entities if h.id not in known]
             state.hits.extend(new)
-            state.hit_groups.append(tuple(new))
+            state.hit_groups.append(_named_as(action.argument, new))
             for ident, query in flavour.entity_queries(list(obs.entities)).items():
                 state.hit_queries.setdefault(ident, query)
         elif action.tool == "SearchGraphPatterns":
@@ -88,6 +90,11 @@ def read_state(question: str, history: Sequence[Step], flavour: Flavour) -> Guid
                 if parsed is not None:
                     state.current, state.current_values = parsed, obs.values
     return state
+
+
+def _named_as(name: str, hits: Sequence[EntityHit]) -> tuple[EntityHit, ...]:
+    exact = tuple(h for h in hits if h.name.casefold() == name.strip().casefold())
+    return exact or tuple(hits[:1])
 
 
 def _entity_of_query(state: GuidedState, key: str, flavour: Flavour) -> str | None:
