@@ -130,11 +130,6 @@ def prompt_segments(
     return segments
 
 
-def plain_prompt(msgs: Sequence[dict[str, str]]) -> str:
-    """The same messages as plain text, for models without a chat template."""
-    return "\n".join(m["content"].rstrip() for m in msgs) + "\n"
-
-
 def candidate_text(thought: str, action_text: str) -> str:
     """A step as the model writes it (what the guided policy scores)."""
     return f"Thought: {thought}\nAction: {action_text}"

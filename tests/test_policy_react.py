@@ -174,3 +174,23 @@ def test_real_model_runs_end_to_end_and_is_reproducible(model, demo_kb):
         obs = tools.run(first.action) if first.action else Observation.error(first.parse_error)
         history.append(Step(first.thought, first.action, obs, first.raw_text))
     assert pol.usage.calls == 6 and pol.usage.tokens > 0
+
+
+def test_prompt_segments_join_to_the_prompt_and_extend_the_parent():
+    from transformers import AutoTokenizer
+
+    from mcts.models import converted_bundled_dir
+    from mcts.prompts import PromptConfig, prompt_segments, render_prompt
+
+    folder = converted_bundled_dir()
+    if not folder.exists():
+        pytest.skip("bundled model not converted yet")
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    hist = [Step("find it", Action("SearchNodes", "Inception"), _obs('"Inception" | Description: 2010 film'))]
+    for config in (PromptConfig(fewshot="demo"), PromptConfig(fewshot="none", use_chat_template=False)):
+        parent = prompt_segments(tok, Q, hist[:0], config)
+        child = prompt_segments(tok, Q, hist, config)
+        assert "".join(child) == render_prompt(tok, Q, hist, config)
+        assert child[: len(parent) - 1] == parent[:-1]  # only the generation prompt differs
+        assert child[-1].rstrip().endswith("assistant") or child[-1].endswith("2010 film\n")
+        assert f"Q: {Q}" in "".join(child)
