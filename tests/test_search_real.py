@@ -85,14 +85,23 @@ def _run(world, question: str, settings: SearchSettings):
     return _RUNS[key]
 
 
-def _without_timings(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    text = json.dumps(nodes)
-    data = json.loads(text)
-    for node in data:
-        for step in [node["step"], *node["simulation"]]:
-            if step is not None:
-                step["observation"]["elapsed_s"] = 0.0
-    return data
+def _same_tree(a: Any, b: Any, path: str = "") -> None:
+    """Equal node dicts: exact for everything but floats, which may differ in their last
+    bits (measured: the policy's LM scores move by ~1e-7 once its caches are warm, and
+    tool timings are wall-clock); floats agree to 1e-5 relative."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for key in a:
+            if key != "elapsed_s":
+                _same_tree(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same_tree(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and isinstance(b, float):
+        assert b == pytest.approx(a, rel=1e-5, abs=1e-9, nan_ok=True), path
+    else:
+        assert a == b, path
 
 
 @pytest.mark.parametrize("method", list(Method))
@@ -150,7 +159,7 @@ def test_same_seed_gives_the_same_tree_with_the_real_model(demo_world, demo_ques
     again, _ = run_search(
         question, settings, policy=demo_world.policy, scorer=demo_world.scorer, tools=demo_world.tools
     )
-    assert _without_timings(tree_to_list(again.tree)) == _without_timings(tree_to_list(first.tree))
+    _same_tree(tree_to_list(first.tree), tree_to_list(again.tree))
 
 
 def test_fast_and_classic_run_on_real_freebase_and_classic_costs_twice_the_calls(fbqa_dir, fbqa_kb):
