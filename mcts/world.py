@@ -6,8 +6,9 @@ loads the models (`mcts.models.load_model`, cached per model id, so a policy and
 scorer naming the same model share one copy of the weights) and builds:
 
 - policy: `GuidedPolicy(model, toolbox)` (default; enumerated tool calls chosen by
-  the model's likelihood) or `ReActPolicy(model=..., endpoint=...)` (free generation;
-  with an OpenAI-compatible endpoint the policy model is served there);
+  the model's likelihood) or `ReActPolicy(model)` (free generation); with
+  `policy_endpoint` the ReAct policy calls an OpenAI-compatible server instead
+  (`policy_model` then names the served model; default: the first one it lists);
 - scorer: `IGScorer(model)`, or `ConstantScorer(settings.constant_reward)` for the
   constant-reward ablation (no scorer model is loaded then).
 
@@ -90,7 +91,7 @@ def _build(
 ) -> World:
     from kb.spec import open_kb
     from kb.tools import Toolbox
-    from mcts.models import load_model
+    from mcts.models import DEFAULT_MODEL, load_model
     from mcts.scorer import ConstantScorer, IGScorer
 
     kb = open_kb(spec)
@@ -104,8 +105,11 @@ def _build(
         from mcts.policy_react import ReActPolicy
 
         if endpoint:
-            policy = ReActPolicy(model=pol_name, endpoint=endpoint)
-            policy_id = f"{pol_name} @ {endpoint}"
+            # The endpoint serves the policy model: name it only if asked for explicitly
+            # (else the policy takes the first model the endpoint lists).
+            served = pol_name if pol_name != DEFAULT_MODEL else None
+            policy = ReActPolicy(endpoint=endpoint, endpoint_model=served)
+            policy_id = f"{served or 'served model'} @ {endpoint}"
         else:
             policy = ReActPolicy(model=load_model(pol_name))
             policy_id = pol_name
