@@ -169,6 +169,8 @@ def words(p: GraphPattern) -> str:
     """A relation as words for the thought: the last two parts of each id, `_` as space
     (`people.person.place_of_birth` -> `person place of birth`); the LM reads words
     better than ids, and the action keeps the exact ids."""
+    if p.label:  # the KB's own words (Wikidata property labels: "position held: start time")
+        return p.label
     parts = [" ".join(r.split(".")[-2:]).replace("_", " ") for r in p.predicates]
     return " -> ".join(parts)
 
@@ -208,11 +210,14 @@ def enumerate_options(
         if squash(query.render()) not in state.executed:
             add(kind, thought, Action("ExecuteSPARQL", query.render()), prior, rank)
 
+    def ref(ident: str) -> str:  # how the query builder writes the entity (`ns:m.0abc`, `wd:Q76`)
+        return flavour.short(flavour.entity_iri(ident))
+
     def sim(p: GraphPattern) -> float:
         return priors.similarity * p.score
 
     def fit(p: GraphPattern) -> float:
-        return priors.answer_type * cues.fits(p.relation_text(), p.sample)
+        return priors.answer_type * cues.fits(p.label or p.relation_text(), p.sample)
 
     # ----- entities named in the question
     unused = unused_mentions(state, mentions)
@@ -271,10 +276,10 @@ def enumerate_options(
         for p in patterns[:per_anchor]:
             if current is None or ident in used:
                 penalty = priors.switch_penalty if current is not None else 0.0
-                execute("hop", f"Follow {words(p)} from {name}.", one_hop(ident, p),
+                execute("hop", f"Follow {words(p)} from {name}.", one_hop(ref(ident), p),
                         sim(p) + penalty + fit(p), 10.0 + p.score)  # fmt: skip
             elif current.is_plain and name.casefold() not in used_names:  # not a homonym of the anchor
-                execute("constrain", f"Keep the answers linked to {name} by {words(p)}.", constrain(current, ident, p),
+                execute("constrain", f"Keep the answers linked to {name} by {words(p)}.", constrain(current, ref(ident), p),
                         sim(p), 20.0 + p.score)  # fmt: skip
 
     # ----- queries from the answers' patterns

@@ -106,5 +106,5 @@ def _entity_of_query(state: GuidedState, key: str, flavour: Flavour) -> str | No
         for homonym in (False, True):
             if squash(flavour.entity_query(hit, homonym=homonym)) == key:
                 return hit.id
-    m = re.fullmatch(r"SELECT \?e WHERE \{ VALUES \?e \{ ns:(\S+) \} \}", key)
-    return m.group(1) if m else None
+    m = re.fullmatch(r"SELECT \?e WHERE \{ VALUES \?e \{ (\S+) \} \}", key)
+    return flavour.entity_id(flavour.entity_iri(m.group(1))) if m else None

@@ -79,7 +79,7 @@ class GuidedPolicy:
         model: Any,
         kb: Any,
         *,
-        flavour: Flavour = FREEBASE,
+        flavour: Flavour | None = None,
         temperature: float = 0.7,
         batch_size: int = 16,
         max_candidates: int = 40,
@@ -97,7 +97,8 @@ class GuidedPolicy:
             raise ValueError("GuidedPolicy needs a loaded model (or a scorer)")
         self.model = model
         self.kb = kb
-        self.flavour = flavour
+        # The KB's own vocabulary unless told (a Toolbox or a KB carries its flavour).
+        self.flavour = flavour or getattr(kb, "flavour", FREEBASE)
         self.temperature = temperature
         self.max_candidates = max_candidates
         self.score_on = score_on

@@ -27,8 +27,10 @@ from kb.observation import GraphPattern
 ANSWER = "?x"
 Order = Literal["ASC", "DESC"]
 
-_TERM = r"(?:\?[A-Za-z_]\w*|ns:[^\s{}()]+)"
-_TRIPLE = re.compile(rf"^({_TERM})\s+(ns:[^\s{{}}()]+)\s+({_TERM})$")
+# A prefixed name of any flavour: `ns:m.0abc`, `ns:film.actor.film`, `wd:Q76`, `pq:P580`.
+_PNAME = r"[A-Za-z][\w-]*:[^\s{}()]+"
+_TERM = rf"(?:\?[A-Za-z_]\w*|{_PNAME})"
+_TRIPLE = re.compile(rf"^({_TERM})\s+({_PNAME})\s+({_TERM})$")
 _FILTER = re.compile(
     rf"^FILTER\s*\(\s*(YEAR\(\?[A-Za-z_]\w*\)|\?[A-Za-z_]\w*)\s*(!=|<=|>=|<|>|=)\s*({_TERM}|-?\d+(?:\.\d+)?)\s*\)$",
     re.IGNORECASE,
@@ -100,11 +102,16 @@ class Query:
         return found.union(*(f.variables() for f in self.filters))
 
     def entities(self) -> set[str]:
-        """Entity ids (without `ns:`) the query mentions as constants."""
-        return {term[3:] for t in self.triples for term in (t.s, t.o) if term.startswith("ns:")}
+        """Entity ids (without their prefix: `m.0abc`, `Q76`) the query mentions as constants."""
+        return {term.split(":", 1)[1] for term in self.entity_terms()}
+
+    def entity_terms(self) -> set[str]:
+        """The constants as written (`ns:m.0abc`, `wd:Q76`)."""
+        return {term for t in self.triples for term in (t.s, t.o) if not term.startswith("?")}
 
     def relations(self) -> tuple[str, ...]:
-        return tuple(t.p[3:] for t in self.triples)
+        """Relation ids as the tools give them: bare for Freebase, prefixed otherwise (`wdt:P19`)."""
+        return tuple(t.p.removeprefix("ns:") for t in self.triples)
 
     @property
     def is_plain(self) -> bool:
@@ -169,7 +176,7 @@ def pattern_triples(anchor: str, pattern: GraphPattern, target: str, cvt_var: st
     in (p,):       target p anchor
     in (p1, p2):   target p1 ?c . ?c p2 anchor   (predicates read in edge order, head first)
     """
-    preds = [f"ns:{p}" for p in pattern.predicates]
+    preds = [relation_term(p) for p in pattern.predicates]
     if len(preds) == 1:
         if pattern.direction == "out":
             return (Triple(anchor, preds[0], target),)
@@ -179,9 +186,20 @@ def pattern_triples(anchor: str, pattern: GraphPattern, target: str, cvt_var: st
     return (Triple(target, preds[0], cvt_var), Triple(cvt_var, preds[1], anchor))
 
 
+def entity_term(entity: str) -> str:
+    """`m.0abc` -> `ns:m.0abc` (Freebase ids are bare); a prefixed name (`wd:Q76`) as it is."""
+    return entity if ":" in entity else f"ns:{entity}"
+
+
+def relation_term(relation: str) -> str:
+    """`film.actor.film` -> `ns:film.actor.film`; a prefixed relation id (`wdt:P19`) as it is."""
+    return relation if ":" in relation else f"ns:{relation}"
+
+
 def one_hop(entity_id: str, pattern: GraphPattern) -> Query:
-    """`?x` = what the entity reaches along the pattern (the entity itself filtered out)."""
-    anchor = f"ns:{entity_id}"
+    """`?x` = what the entity reaches along the pattern (the entity itself filtered out).
+    `entity_id`: a Freebase id or a prefixed name (`wd:Q76`, see `entity_term`)."""
+    anchor = entity_term(entity_id)
     triples = pattern_triples(anchor, pattern, ANSWER, "?c1")
     # A CVT pair can lead back to the entity itself (siblings, spouses): drop it.
     filters = (differs(ANSWER, anchor),) if len(triples) > 1 else ()
@@ -206,7 +224,7 @@ def extend(query: Query, pattern: GraphPattern) -> Query:
     base = _renamed(query, ANSWER, middle)
     cvt = _fresh(base, "c")
     triples = pattern_triples(middle, pattern, ANSWER, cvt)
-    entities = [f"ns:{e}" for e in sorted(query.entities())]
+    entities = sorted(query.entity_terms())
     # Never answer with the entities the query starts from or the previous answers.
     filters = tuple(differs(ANSWER, e) for e in entities) + (differs(ANSWER, middle),)
     return replace(base, triples=base.triples + triples, filters=base.filters + filters)
@@ -219,7 +237,7 @@ def constrain(query: Query, entity_id: str, pattern: GraphPattern) -> Query:
     place of the pattern's far end.
     """
     cvt = _fresh(query, "c")
-    triples = pattern_triples(f"ns:{entity_id}", pattern, ANSWER, cvt)
+    triples = pattern_triples(entity_term(entity_id), pattern, ANSWER, cvt)
     return replace(query, triples=query.triples + triples)
 
 
