@@ -81,7 +81,9 @@ class Priors:
     refine: exploring the answers' relations when the question has a superlative word or a
         number (comparative) and the query has no ORDER BY/FILTER yet.
     count: COUNT when the question asks "how many" (the same amount is taken off otherwise).
-    direction: a superlative/comparison whose direction word matches the question's.
+    direction: a superlative/comparison whose direction word matches the question's; and
+        taken off an extension to a number/date when the question has a superlative word
+        but no "when" (it asks for the entity with the largest value, not the value).
     answer_type: a one-hop or extension whose values fit the question word: +1 x this for
         a date after "when", a place-like relation after "where"; -1 x this for an entity
         after "when" or a literal after "where"/"who". While the current answers do not
@@ -287,6 +289,14 @@ def enumerate_options(
         answers = _names(state.current_values)
         for p in state.current_patterns()[:per_anchor]:
             again = priors.repeat_relation if set(p.predicates) & set(current.relations()) else 0.0
+            kind = p.sample.datatype or ""
+            if (
+                p.sample.id is None
+                and (kind in _DATES or kind in _NUMBERS)
+                and cues.superlative
+                and not cues.wh
+            ):
+                again -= priors.direction  # "which ... most/first" asks for the entity, not its value
             execute("extend", f"Follow {words(p)} from {answers}.", extend(current, p),
                     sim(p) + fit(p) + again, 20.0 + p.score)  # fmt: skip
             kind = p.sample.datatype or ""
