@@ -36,7 +36,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     from mcts.protocols import DEFAULT_IG_PROMPT
     from mcts.settings import SearchSettings
     from ui import handlers, inspect
-    from ui.config import bundled_traces, gpu_decorator, load_example_questions
+    from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
     from ui.theme import ABOUT_MD, HEADER_HTML, LAB_MD
     from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS
 
@@ -56,7 +56,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                         )  # fmt: skip
                         with gr.Row():
                             kb = gr.Dropdown(
-                                choices=["demo"], value=config.kb, allow_custom_value=True, label="Knowledge base",
+                                choices=["demo", "demo-wikidata"], value=config.kb, allow_custom_value=True, label="Knowledge base",
                                 info='"demo", a .nt/.ttl file or folder, or an http(s) SPARQL endpoint',
                             )  # fmt: skip
                             method = gr.Dropdown(
@@ -110,9 +110,17 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                 examples = load_example_questions()
                 if examples:
                     gr.Examples(
-                        [[q] for q in examples],
-                        inputs=[question],
-                        label="Example questions (demo KB)",
+                        [[q, "demo"] for q in examples],
+                        inputs=[question, kb],
+                        label="Example questions (Freebase-shaped demo KB)",
+                        cache_examples=False,
+                    )
+                wikidata_examples = load_example_questions(WIKIDATA_EXAMPLES_FILE, limit=6)
+                if wikidata_examples:
+                    gr.Examples(
+                        [[q, "demo-wikidata"] for q in wikidata_examples],
+                        inputs=[question, kb],
+                        label="Example questions (Wikidata-shaped demo KB)",
                         cache_examples=False,
                     )
                 status = gr.Markdown("Ready. Type a question and press **Run search**.", elem_id="status")

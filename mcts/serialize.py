@@ -45,6 +45,7 @@ def observation_to_dict(obs: Observation) -> dict[str, Any]:
                 "predicates": list(p.predicates),
                 "sample": value_to_dict(p.sample),
                 "score": p.score,
+                "label": p.label,
             }
             for p in obs.patterns
         ],
@@ -67,6 +68,7 @@ def observation_from_dict(data: dict[str, Any]) -> Observation:
                 predicates=tuple(p["predicates"]),
                 sample=value_from_dict(p["sample"]),
                 score=p.get("score", 0.0),
+                label=p.get("label", ""),  # absent in traces written before Wikidata labels
             )
             for p in data.get("patterns", [])
         ),

@@ -69,3 +69,22 @@ def test_every_shipped_trace_loads_replays_and_draws() -> None:
         assert [n.visits for n in frame.tree.nodes] == [n.visits for n in tree.nodes]
         fig = build_figure(tree)
         assert sum(len(t.customdata) for t in fig.data if t.customdata is not None) == len(tree)
+
+
+def test_the_page_offers_both_demo_kbs_with_their_own_example_questions() -> None:
+    import gradio as gr
+
+    from app import build_app
+    from ui.config import WIKIDATA_EXAMPLES_FILE
+
+    assert load_example_questions(WIKIDATA_EXAMPLES_FILE)  # the Wikidata demo has examples
+    demo = build_app()
+    kb_boxes = [
+        c for c in demo.blocks.values() if isinstance(c, gr.Dropdown) and c.label == "Knowledge base"
+    ]
+    assert kb_boxes, "the knowledge-base selector is missing"
+    choices = {value for _, value in kb_boxes[0].choices}
+    assert {"demo", "demo-wikidata"} <= choices
+    example_sets = [c for c in demo.blocks.values() if isinstance(c, gr.Dataset)]
+    kbs_in_examples = {row[-1] for ds in example_sets for row in ds.samples}
+    assert {"demo", "demo-wikidata"} <= kbs_in_examples

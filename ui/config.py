@@ -82,6 +82,7 @@ def gpu_decorator(duration: int = 120) -> Callable[[Callable[..., Any]], Callabl
 
 
 EXAMPLES_FILE = Path(__file__).resolve().parents[1] / "examples" / "questions.jsonl"
+WIKIDATA_EXAMPLES_FILE = EXAMPLES_FILE.with_name("questions_wikidata.jsonl")
 TRACES_DIR = Path(__file__).resolve().parents[1] / "examples" / "traces"
 
 
