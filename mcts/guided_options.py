@@ -183,6 +183,71 @@ def span_for(hit: EntityHit, question: str) -> str:
     return m.group(0) if m else hit.name
 
 
+# Words that carry no relation meaning; question words (where/when/who...) stay because they
+# tell a place from a date ("where born" -> place of birth, "when born" -> date of birth).
+_FILLER = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "by",
+        "with",
+        "from",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "that",
+        "this",
+        "these",
+        "those",
+        "which",
+        "what",
+        "whose",
+        "whom",
+        "it",
+        "its",
+        "his",
+        "her",
+        "their",
+        "he",
+        "she",
+        "they",
+    ]
+)
+
+
+def relation_phrase(question: str, names: Sequence[str]) -> str:
+    """A short `semantic` for SearchGraphPatterns: the question without its entity names and filler.
+
+    Passing the whole question would put it verbatim into every later cleaned history
+    (the "keep structured arguments" rule keeps `semantic`), so PPL(H', Q) would be low for
+    every sibling and the IG reward would barely separate them. A capable agent writes a
+    relation phrase here ("place of birth"); this is the guided policy's stand-in.
+    """
+    text = question
+    for name in sorted({n for n in names if n}, key=len, reverse=True):
+        text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    kept = [w for w in re.findall(r"[\w'-]+", text) if w.casefold() not in _FILLER]
+    return " ".join(kept)[:80] or question[:80]
+
+
 def unused_mentions(state: GuidedState, mentions: Sequence[EntityHit]) -> list[str]:
     known = {h.id for h in state.hits}
     spans = dict.fromkeys(span_for(h, state.question) for h in mentions if h.id not in known)
@@ -201,6 +266,7 @@ def enumerate_options(
     """Every sensible next step at `state` (not yet capped; actions already taken dropped)."""
     q = state.question
     cues = QuestionCues.read(q)
+    semantic = relation_phrase(q, [h.name for h in (*mentions, *state.hits)])
     out: list[Option] = []
     current = state.current
 
@@ -244,7 +310,7 @@ def enumerate_options(
             elif hit.name.casefold() in explored_names or any(h.id in state.entity_patterns for h in group):
                 bonus += priors.switch_penalty  # a homonym or a sibling hit of an entity already explored
             add("entity_patterns", f"Look at the relations of {hit.name}{about} that fit the question.",
-                Action("SearchGraphPatterns", query, semantic=q), bonus, 40.0)  # fmt: skip
+                Action("SearchGraphPatterns", query, semantic=semantic), bonus, 40.0)  # fmt: skip
 
     # ----- the current answers: stop, count, or look further
     refined = current is not None and (
@@ -267,7 +333,7 @@ def enumerate_options(
                 priors.refine if ((cues.superlative or cues.comparative) and not refined) or unfit else 0.0
             )
             add("answer_patterns", f"Look at the relations of {_names(state.current_values)} to go one step further.",
-                Action("SearchGraphPatterns", query, semantic=q), bonus, 30.0)  # fmt: skip
+                Action("SearchGraphPatterns", query, semantic=semantic), bonus, 30.0)  # fmt: skip
         bonus = priors.count if cues.asks_count and not counted_already else -priors.count
         execute("count", f"Count the answers {_names(state.current_values)}.", counted(current), bonus,
                 25.0 if cues.asks_count else 5.0)  # fmt: skip

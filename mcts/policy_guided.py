@@ -8,7 +8,7 @@ observations (see `enumerate_options`):
 - SearchNodes on question spans that the KB's name index knows (`find_mentions`),
   while no entity has been found yet, and for a second entity once a query exists
   (conjunctions);
-- SearchGraphPatterns(entity query, semantic=question) for entities found so far, and
+- SearchGraphPatterns(entity query, semantic=<relation phrase of the question>) for entities found so far, and
   for the answers of the current query (to extend a path);
 - ExecuteSPARQL: one hop from an entity along a returned pattern (either direction,
   CVT pairs as `?e p1 ?c . ?c p2 ?x`); the current query extended by one pattern; the

@@ -136,6 +136,15 @@ def test_first_step_searches_the_entities_named_in_the_question(tiny_kb):
     assert opts[0].thought == 'Find the entity "Ada Lovelace" in the knowledge base.'
 
 
+def test_relation_phrase_drops_entity_names_and_filler_but_keeps_question_words():
+    from mcts.guided_options import relation_phrase
+
+    assert relation_phrase("Where was Barack Obama born?", ["Barack Obama"]) == "Where born"
+    assert relation_phrase("When was Barack Obama born?", ["barack obama"]) == "When born"
+    assert relation_phrase("Who directed Inception?", ["Inception"]) == "Who directed"
+    assert relation_phrase("Inception?", ["Inception"]) == "Inception?"  # nothing left: fall back
+
+
 def test_homonyms_each_get_their_own_pattern_search_by_id(tiny_kb, tools):
     q = "Who was born in London?"
     hist = walk(tools, [Action("SearchNodes", "London")])
@@ -145,7 +154,8 @@ def test_homonyms_each_get_their_own_pattern_search_by_id(tiny_kb, tools):
         "SELECT ?e WHERE { VALUES ?e { ns:m.t_london } }",
         "SELECT ?e WHERE { VALUES ?e { ns:m.t_london_on } }",
     }
-    assert all(o.action.semantic == q for o in sgp)
+    # A relation phrase, not the question itself (which would leak into every cleaned history).
+    assert all(o.action.semantic == "Who born" for o in sgp)
     assert any("city in Ontario" in o.thought for o in sgp)
 
 
