@@ -20,6 +20,7 @@ from typing import Literal
 
 from kb.actions import Action
 from kb.flavour import Flavour
+from kb.name_index import STOPWORDS
 from kb.observation import EntityHit, GraphPattern, Value
 from mcts.guided_state import GuidedState, squash
 from mcts.query_builder import (
@@ -183,54 +184,23 @@ def span_for(hit: EntityHit, question: str) -> str:
     return m.group(0) if m else hit.name
 
 
-# Words that carry no relation meaning; question words (where/when/who...) stay because they
-# tell a place from a date ("where born" -> place of birth, "when born" -> date of birth).
-_FILLER = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "by",
-        "with",
-        "from",
-        "and",
-        "or",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "do",
-        "does",
-        "did",
-        "has",
-        "have",
-        "had",
-        "that",
-        "this",
-        "these",
-        "those",
-        "which",
-        "what",
-        "whose",
-        "whom",
-        "it",
-        "its",
-        "his",
-        "her",
-        "their",
-        "he",
-        "she",
-        "they",
-    ]
-)
+# Words that carry no relation meaning: the name index's stop words, except the question and
+# comparison words, which do ("where born" -> place of birth, "when born" -> date of birth).
+_FILLER = STOPWORDS - {
+    "when",
+    "where",
+    "who",
+    "why",
+    "how",
+    "many",
+    "much",
+    "most",
+    "more",
+    "before",
+    "after",
+    "than",
+    "during",
+}
 
 
 def relation_phrase(question: str, names: Sequence[str]) -> str:
