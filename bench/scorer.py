@@ -183,6 +183,7 @@ def main() -> None:
     scorers = {
         "naive two-pass, unbatched": _make("naive", model),
         "one pass, batched": _make("fast", model),
+        "one pass, <= 25% padding": IGScorer(model, max_padding=0.25),
         "one pass, one padded batch": IGScorer(model, max_padding=math.inf),
     }
     fast = scorers["one pass, batched"]

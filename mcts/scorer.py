@@ -22,7 +22,8 @@ targets, log PPL(H', Q) averages all targets.
 One pass: in a causal LM the logits at prefix positions do not depend on later tokens,
 so one forward pass over prefix + question gives both means. Siblings go in right-padded
 batches with an attention mask: one batch unless their lengths differ so much that
-padding would waste more than `max_padding` (then batches of similar lengths). Their
+padding would waste more than `max_padding` (then batches of similar lengths; on CPU,
+where a padded token costs as much as a real one, no padding at all by default). Their
 longest common token prefix (chat header, shared earlier steps) is run once and its KV
 cache reused by every batch. Target log-probs are computed per sequence from its own
 hidden states (logsumexp minus the target logit): no full-vocabulary log-softmax over
@@ -51,8 +52,10 @@ from mcts.steps import IGScore
 _SENTINEL = "\u2063HISTORY\u2063"  # marks where the history goes inside the chat template
 _MIN_SHARED_PREFIX = 16  # tokens; shorter common prefixes are not worth an extra model call
 # Padded tokens allowed per real token in one batch (see plan_batches). On CPU a padded
-# token costs as much as a real one: in bench/scorer.py (5 siblings, 333-578 tokens)
-# length-similar batches ran 2.66x faster than naive, one padded batch 2.43x.
+# token costs as much as a real one and batching buys nothing, so rows run unpadded:
+# in bench/scorer.py (5 siblings, 333-578 tokens, one thread, one run) naive 30.1 s,
+# no padding 11.3 s (2.66x), <= 25% padding 12.5 s (2.41x). On a GPU wider batches pay.
+CPU_MAX_PADDING = 0.0
 DEFAULT_MAX_PADDING = 0.25
 _NLL_CHUNK = 128  # positions per logits chunk: 128 x 49k vocab x 4 B = 25 MB (SmolLM2)
 
@@ -328,7 +331,7 @@ class IGScorer:
         chat_template: bool | None = None,
         max_tokens: int | None = None,
         batch_size: int = 8,
-        max_padding: float = DEFAULT_MAX_PADDING,
+        max_padding: float | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -339,6 +342,8 @@ class IGScorer:
         limit = model.max_context if max_tokens is None else min(max_tokens, model.max_context)
         self.builder = PromptBuilder(model.tokenizer, chat_template=self.chat_template, max_tokens=limit)
         self.batch_size = batch_size
+        if max_padding is None:
+            max_padding = CPU_MAX_PADDING if str(model.device).startswith("cpu") else DEFAULT_MAX_PADDING
         self.max_padding = max_padding
         self.usage = Usage()
         self.model_invocations = 0

@@ -83,7 +83,7 @@ def model() -> Iterator[LoadedModel]:
 
 @pytest.mark.slow
 def test_one_pass_batched_agrees_with_naive_two_pass(model: LoadedModel) -> None:
-    fast, naive = IGScorer(model), NaiveIGScorer(model)
+    fast, naive = IGScorer(model, max_padding=math.inf), NaiveIGScorer(model)
     got = fast.score(QUESTION, HISTORIES, alpha=2, beta=10)
     ref = naive.score(QUESTION, HISTORIES, alpha=2, beta=10)
     _assert_agree(got, ref)
@@ -94,6 +94,16 @@ def test_one_pass_batched_agrees_with_naive_two_pass(model: LoadedModel) -> None
     assert fast.usage.calls == len(HISTORIES) and naive.usage.calls == 2 * len(HISTORIES)
     assert fast.model_invocations < len(HISTORIES) and naive.model_invocations == 2 * len(HISTORIES)
     assert fast.usage.tokens < sum(s.tokens for s in got) < naive.usage.tokens
+
+
+@pytest.mark.slow
+def test_cpu_default_runs_rows_unpadded_and_agrees_with_naive(model: LoadedModel) -> None:
+    # On CPU a padded token costs as much as a real one, so the default pads nothing.
+    fast = IGScorer(model)
+    assert fast.max_padding == 0.0
+    got = fast.score(QUESTION, HISTORIES, alpha=2, beta=10)
+    _assert_agree(got, NaiveIGScorer(model).score(QUESTION, HISTORIES, alpha=2, beta=10))
+    assert fast.usage.tokens < sum(s.tokens for s in got)  # the shared prefix still runs once
 
 
 @pytest.mark.slow
