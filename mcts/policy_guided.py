@@ -106,8 +106,8 @@ class GuidedPolicy:
         # process-wide default is loaded on first need.
         self.ranker = ranker
         self.priors = priors or Priors()
-        # One short demonstration: the prompt is re-read at every step on a CPU.
-        self.prompt = prompt or PromptConfig(fewshot="freebase", max_demos=1)
+        # One short demonstration in the KB's vocabulary: the prompt is re-read at every step on a CPU.
+        self.prompt = prompt or PromptConfig.for_flavour(self.flavour.name, max_demos=1)
         self.scorer: ContinuationScorer = scorer or LMContinuationScorer(model, batch_size=batch_size)
         self.usage = self.scorer.usage if isinstance(self.scorer.usage, Usage) else Usage()
         self._mentions: dict[str, list[EntityHit]] = {}

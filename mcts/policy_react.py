@@ -105,6 +105,7 @@ class ReActPolicy:
         temperature: float = 0.7,
         max_new_tokens: int = 256,
         fewshot: FewshotName = "freebase",
+        prompt: PromptConfig | None = None,
     ) -> None:
         if model is None and not endpoint:
             raise ValueError("ReActPolicy needs a loaded model or an endpoint URL")
@@ -115,7 +116,8 @@ class ReActPolicy:
         self.endpoint_model = endpoint_model
         self.temperature = temperature
         self.max_new_tokens = max_new_tokens
-        self.prompt = PromptConfig(fewshot=fewshot, max_demos=2)
+        # `prompt` (e.g. `PromptConfig.for_flavour("wikidata")`) overrides `fewshot`.
+        self.prompt = prompt or PromptConfig(fewshot=fewshot, max_demos=2)
         self.usage = Usage()
         self._client: Any = None
 

@@ -6,8 +6,10 @@ turn `Observation` per step) and rendered with the model's chat template when it
 one, else as plain text in the same order. The prompt always ends where the next
 `Thought:` begins, so a candidate step is the continuation `Thought: ...\\nAction: ...`.
 
+The tool description and the demonstrations follow the KB's vocabulary (`PromptConfig.
+vocabulary`: Freebase ids and relation names, or Wikidata items, claims and statements).
 The demonstrations are data (`examples/fewshot_freebase.md`, `examples/fewshot_demo.md`,
-written for this project): blocks separated by a line `---`, each starting at its
+`examples/fewshot_wikidata.md`, written for this project): blocks separated by a line `---`, each starting at its
 `Q:` line. Long observations are cut (older steps more than the latest one) to keep
 the prompt within a small model's budget; the cut is marked with `...`.
 
@@ -16,6 +18,7 @@ This module knows nothing of tools being run, scoring or search; it reads `Step`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,25 +27,38 @@ from typing import Any, Literal
 
 from mcts.steps import Step
 
-FewshotName = Literal["freebase", "demo", "none"]
-FEWSHOT_NAMES: tuple[FewshotName, ...] = ("freebase", "demo", "none")
+FewshotName = Literal["freebase", "demo", "wikidata", "none"]
+FEWSHOT_NAMES: tuple[FewshotName, ...] = ("freebase", "demo", "wikidata", "none")
+Vocabulary = Literal["freebase", "wikidata"]  # a `kb.flavour.Flavour` name
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
 
-TOOL_DESCRIPTION = """\
-You answer a question over a knowledge base in the shape of Freebase by calling tools, one call per step.
+_TOOL_LINES = """\
+You answer a question over a knowledge base in the shape of {shape} by calling tools, one call per step.
 Each step is one line `Thought: ...` (what you do and why) and one line `Action: ...` (a single tool call).
 The knowledge base then replies with `Observation: ...`.
 
 Tools:
 - SearchNodes("name"): entities whose name matches, each with a short description to tell homonyms apart.
-- SearchGraphPatterns("SELECT ?e WHERE { ... }", semantic="..."): the relations around the entities bound to ?e,
-  the ones closest in meaning to `semantic` first, each with a sample value. `p1 -> p2` passes through an
-  unnamed intermediate node (CVT) and counts as one relation.
-- ExecuteSPARQL("SELECT ..."): runs a SPARQL query and shows its results by name. Write entities as ns:m.xxx
-  and relations as ns:domain.type.property; the answer variable is ?x.
+- SearchGraphPatterns("SELECT ?e WHERE {{ ... }}", semantic="..."): the relations around the entities bound to ?e,
+  the ones closest in meaning to `semantic` first, each with a sample value. {path_note}
+- ExecuteSPARQL("SELECT ..."): runs a SPARQL query and shows its results by name. {naming} the answer variable is ?x.
 - SearchTypes("text"): entity types whose name matches the text.
 - Done(): stop; the answer is the result of the last ExecuteSPARQL.
 """
+
+TOOL_DESCRIPTIONS: dict[Vocabulary, str] = {
+    "freebase": _TOOL_LINES.format(
+        shape="Freebase",
+        path_note="`p1 -> p2` passes through an\n  unnamed intermediate node (CVT) and counts as one relation.",
+        naming="Write entities as ns:m.xxx\n  and relations as ns:domain.type.property;",
+    ),
+    "wikidata": _TOOL_LINES.format(
+        shape="Wikidata",
+        path_note="`p:Pn -> pq:Pm` goes through a\n  statement to its qualifier (e.g. a start time) and counts as one relation.",
+        naming="Write items as wd:Qn, direct\n  claims as wdt:Pn, statements as p:Pn with ps:Pn (value) and pq:Pn (qualifier);",
+    ),
+}
+TOOL_DESCRIPTION = TOOL_DESCRIPTIONS["freebase"]
 
 # Characters of an observation kept in the prompt. One limit for every step, so the
 # prompt of a step extends its parent's prompt exactly (a scorer reuses that prefix).
@@ -54,6 +70,13 @@ class PromptConfig:
     fewshot: FewshotName = "freebase"
     max_demos: int = 2  # demonstrations shown (the guided policy uses 1 to keep the prompt short)
     use_chat_template: bool = True  # only where the tokenizer has one
+    vocabulary: Vocabulary = "freebase"  # which tool description the prompt starts with
+
+    @classmethod
+    def for_flavour(cls, flavour_name: str, *, max_demos: int = 2) -> PromptConfig:
+        """The tool description and demonstrations written for a KB flavour's vocabulary."""
+        vocabulary: Vocabulary = "wikidata" if flavour_name == "wikidata" else "freebase"
+        return cls(fewshot=vocabulary, max_demos=max_demos, vocabulary=vocabulary)
 
 
 @lru_cache(maxsize=8)
@@ -65,20 +88,22 @@ def load_demos(name: FewshotName) -> tuple[str, ...]:
     text = path.read_text(encoding="utf-8")
     blocks: list[str] = []
     for raw in text.split("\n---\n"):
-        start = raw.find("Q:")
-        if start >= 0:
-            blocks.append(raw[start:].strip())
+        # A block starts at a line beginning "Q: " (a file's header may mention `Q:` in prose).
+        start = re.search(r"^Q: ", raw, re.M)
+        if start is not None:
+            blocks.append(raw[start.start() :].strip())
     if not blocks:
         raise ValueError(f"{path} holds no demonstration (a block starting with 'Q:')")
     return tuple(blocks)
 
 
 def system_text(config: PromptConfig) -> str:
+    tools = TOOL_DESCRIPTIONS[config.vocabulary]
     demos = load_demos(config.fewshot)[: config.max_demos]
     if not demos:
-        return TOOL_DESCRIPTION
+        return tools
     shown = "\n\n".join(f"Example {i}:\n{d}" for i, d in enumerate(demos, 1))
-    return f"{TOOL_DESCRIPTION}\n{shown}\n"
+    return f"{tools}\n{shown}\n"
 
 
 def clip(text: str, limit: int) -> str:

@@ -103,15 +103,18 @@ def _build(
         policy_id = pol_name
     else:
         from mcts.policy_react import ReActPolicy
+        from mcts.prompts import PromptConfig
+
+        prompt = PromptConfig.for_flavour(tools.flavour.name)  # tools and demos in the KB's terms
 
         if endpoint:
             # The endpoint serves the policy model: name it only if asked for explicitly
             # (else the policy takes the first model the endpoint lists).
             served = pol_name if pol_name != DEFAULT_MODEL else None
-            policy = ReActPolicy(endpoint=endpoint, endpoint_model=served)
+            policy = ReActPolicy(endpoint=endpoint, endpoint_model=served, prompt=prompt)
             policy_id = f"{served or 'served model'} @ {endpoint}"
         else:
-            policy = ReActPolicy(model=load_model(pol_name))
+            policy = ReActPolicy(model=load_model(pol_name), prompt=prompt)
             policy_id = pol_name
     if constant:
         scorer: Any = ConstantScorer(constant_reward)
