@@ -58,7 +58,7 @@ _WHERE = re.compile(
 )
 _WHO = re.compile(r"^\s*(who|whom)\b", re.I)
 _PLACE_WORDS = re.compile(
-    r"place|location|contained|city|country|region|state|venue|headquarters|born_in", re.I
+    r"place|location|located|contained|city|country|region|state|venue|headquarters|born_in", re.I
 )
 Wh = Literal["when", "where", "who", ""]
 
@@ -286,7 +286,7 @@ def enumerate_options(
     refined = current is not None and (
         current.order is not None or any(f.op != "!=" for f in current.filters)
     )
-    unfit = current is not None and not current.count and _answers_unfit(cues, current, state.current_values)
+    unfit = current is not None and not current.count and _answers_unfit(cues, current, state)
     # "How many ..." is answered by a COUNT, or by a number the KB stores (episodes: 62).
     counted_already = current is not None and (
         current.count or all(v.id is None and (v.datatype or "") in _NUMBERS for v in state.current_values)
@@ -351,13 +351,15 @@ def enumerate_options(
     return out
 
 
-def _answers_unfit(cues: QuestionCues, query: Query, values: Sequence[Value]) -> bool:
+def _answers_unfit(cues: QuestionCues, query: Query, state: GuidedState) -> bool:
     """The current answers clearly do not fit the question word (see Priors.answer_type)."""
+    values = state.current_values
     if not values or not cues.wh:
         return False
-    last = query.relations()[-1] if query.relations() else ""
+    relations = query.relations()
+    last = state.relation_words(relations[-1:])
     return all(cues.fits(last, v) < 0 for v in values[:5]) or (
-        cues.wh == "where" and not _PLACE_WORDS.search(" ".join(query.relations()))
+        cues.wh == "where" and not _PLACE_WORDS.search(state.relation_words(relations))
     )
 
 

@@ -51,6 +51,18 @@ class GuidedState:
                 return h.name or entity_id
         return entity_id
 
+    def relation_words(self, relations: Sequence[str]) -> str:
+        """The relations as words: a relation's label where a pattern seen so far gives
+        one (Wikidata: `wdt:P19` -> "place of birth"), else its id (Freebase ids read)."""
+        labels: dict[str, str] = {}
+        for patterns in (*self.entity_patterns.values(), *self.answer_patterns.values()):
+            for p in patterns:
+                if p.label:
+                    # A statement path's label joins its properties' labels with ": ".
+                    for pred, word in zip(p.predicates, p.label.split(": "), strict=False):
+                        labels.setdefault(pred, word)
+        return " ".join(labels.get(r, r) for r in relations)
+
     def current_patterns(self) -> tuple[GraphPattern, ...]:
         if self.current is None:
             return ()

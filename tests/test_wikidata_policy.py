@@ -102,3 +102,21 @@ def test_homonyms_are_explored_by_q_id_and_read_back_to_their_entity(tools):
     )
     state = read_state("Which county is Paris, Texas in?", hist, WIKIDATA)
     assert "Qdemo_paris_texas" in state.entity_patterns
+
+
+def test_a_where_answer_by_a_place_property_earns_the_done_bonus(tools):
+    # Wikidata ids (wdt:P19) carry no place word; the property label ("place of birth") does.
+    question = "Where was Barack Obama born?"
+    pol = GuidedPolicy(_Model(), tools, scorer=_LengthScorer(), ranker=LexicalRanker())
+    query = 'SELECT ?e WHERE { ?e rdfs:label "Barack Obama"@en }'
+    seen = walk(
+        tools, [Action("SearchNodes", "Barack Obama"), Action("SearchGraphPatterns", query, semantic="born")]
+    )
+    hist = seen + walk(tools, [Action("ExecuteSPARQL", "SELECT DISTINCT ?x WHERE { wd:Q76 wdt:P19 ?x . }")])
+    state = read_state(question, hist, WIKIDATA)
+    assert state.relation_words(state.current.relations()) == "place of birth"
+    done = next(o for o in pol.options(question, hist) if o.kind == "done")
+    assert done.prior == pol.priors.done_bonus > 0
+    # An answer by a property that is not a place gets no bonus for a "where" question.
+    hist = seen + walk(tools, [Action("ExecuteSPARQL", "SELECT DISTINCT ?x WHERE { wd:Q76 wdt:P102 ?x . }")])
+    assert next(o for o in pol.options(question, hist) if o.kind == "done").prior == 0
