@@ -210,10 +210,16 @@ def relation_phrase(question: str, names: Sequence[str]) -> str:
     (the "keep structured arguments" rule keeps `semantic`), so PPL(H', Q) would be low for
     every sibling and the IG reward would barely separate them. A capable agent writes a
     relation phrase here ("place of birth"); this is the guided policy's stand-in.
+    A name the question writes all in lower case ("capital", "political party": a class
+    or common noun the name index also holds) is a relation word there, so it stays.
     """
+
+    def drop_proper(match: re.Match[str]) -> str:
+        return match.group(0) if match.group(0).islower() else " "
+
     text = question
     for name in sorted({n for n in names if n}, key=len, reverse=True):
-        text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+        text = re.sub(re.escape(name), drop_proper, text, flags=re.IGNORECASE)
     kept = [w for w in re.findall(r"[\w'-]+", text) if w.casefold() not in _FILLER]
     return " ".join(kept)[:80] or question[:80]
 

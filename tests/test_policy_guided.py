@@ -143,6 +143,11 @@ def test_relation_phrase_drops_entity_names_and_filler_but_keeps_question_words(
     assert relation_phrase("When was Barack Obama born?", ["barack obama"]) == "When born"
     assert relation_phrase("Who directed Inception?", ["Inception"]) == "Who directed"
     assert relation_phrase("Inception?", ["Inception"]) == "Inception?"  # nothing left: fall back
+    # Common nouns the name index also holds are relation words here, not entity names.
+    assert relation_phrase("What is the capital of Canada?", ["capital", "Canada"]) == "capital"
+    assert relation_phrase(
+        "Which political party is Joe Biden a member of?", ["political party", "Joe Biden"]
+    ) == ("political party member")
 
 
 def test_homonyms_each_get_their_own_pattern_search_by_id(tiny_kb, tools):
@@ -294,7 +299,9 @@ def test_a_stored_number_answers_how_many_without_a_count(tiny_kb):
     hist = [
         Step("t", Action("SearchNodes", "Show"), Observation("x")),
         Step("t", Action("SearchTypes", "show"), Observation("x")),
-        Step("t", Action("ExecuteSPARQL", query), Observation("[62]", values=(Value("62", None, "integer"),))),
+        Step(
+            "t", Action("ExecuteSPARQL", query), Observation("[62]", values=(Value("62", None, "integer"),))
+        ),
     ]
     opts = policy(tiny_kb).options(q, hist)
     assert next(o for o in opts if o.kind == "done").prior > 0
