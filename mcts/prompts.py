@@ -9,8 +9,8 @@ one, else as plain text in the same order. The prompt always ends where the next
 The tool description and the demonstrations follow the KB's vocabulary (`PromptConfig.
 vocabulary`: Freebase ids and relation names, or Wikidata items, claims and statements).
 The demonstrations are data (`examples/fewshot_freebase.md`, `examples/fewshot_demo.md`,
-`examples/fewshot_wikidata.md`, written for this project): blocks separated by a line `---`, each starting at its
-`Q:` line. Long observations are cut (older steps more than the latest one) to keep
+`examples/fewshot_wikidata.md`, written for this project): blocks separated by a line
+`---`, each starting at a line that begins `Q: `. Long observations are cut (older steps more than the latest one) to keep
 the prompt within a small model's budget; the cut is marked with `...`.
 
 This module knows nothing of tools being run, scoring or search; it reads `Step`s.
