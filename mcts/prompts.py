@@ -10,8 +10,9 @@ The tool description and the demonstrations follow the KB's vocabulary (`PromptC
 vocabulary`: Freebase ids and relation names, or Wikidata items, claims and statements).
 The demonstrations are data (`examples/fewshot_freebase.md`, `examples/fewshot_demo.md`,
 `examples/fewshot_wikidata.md`, written for this project): blocks separated by a line
-`---`, each starting at a line that begins `Q: `. Long observations are cut (older steps more than the latest one) to keep
-the prompt within a small model's budget; the cut is marked with `...`.
+`---`, each starting at a line that begins `Q: `. Long observations are cut (older
+steps more than the latest one) to keep the prompt within a small model's budget; the
+cut is marked with `...`.
 
 This module knows nothing of tools being run, scoring or search; it reads `Step`s.
 """
