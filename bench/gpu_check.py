@@ -101,8 +101,10 @@ def main() -> None:
         return
     start = time.perf_counter()
     model = build_model()
-    print(f"{torch.cuda.get_device_name(0)}: random Llama-3.1-8B-shaped model in bf16 built in "
-          f"{time.perf_counter() - start:.1f} s, {torch.cuda.memory_allocated() / 2**30:.1f} GiB")
+    print(
+        f"{torch.cuda.get_device_name(0)}: random Llama-3.1-8B-shaped model in bf16 built in "
+        f"{time.perf_counter() - start:.1f} s, {torch.cuda.memory_allocated() / 2**30:.1f} GiB"
+    )
     nodes = make_nodes(args.siblings, args.tokens, LLAMA_31_8B["vocab_size"])
     print(f"{len(nodes)} siblings, tokens per node: {[len(n.ids) for n in nodes]}")
     runs = {
@@ -121,13 +123,19 @@ def main() -> None:
         name: [ig_reward_from_logs(n.log_ppl_history, n.log_ppl_with_question, 2.0, 10.0) for n in r[2]]
         for name, r in results.items()
     }
-    delta = max(abs(a - b) for a, b in zip(rewards["naive two-pass, one at a time"],
-                                            rewards["one pass, batched, shared prefix"], strict=True))
+    delta = max(
+        abs(a - b)
+        for a, b in zip(
+            rewards["naive two-pass, one at a time"], rewards["one pass, batched, shared prefix"], strict=True
+        )
+    )
     for name in list(runs)[1:]:
         print(f"speedup of '{name}' over naive: {ref[0] / results[name][0]:.2f}x")
     print(f"max |delta r| vs naive (bf16): {delta:.2e}; total {time.perf_counter() - start:.0f} s")
-    print(f"RESULT nodes_per_s_naive={len(nodes) / ref[0]:.1f} nodes_per_s_fast={len(nodes) / best[0]:.1f} "
-          f"speedup={ref[0] / best[0]:.2f} max_abs_delta_r={delta:.2e}")
+    print(
+        f"RESULT nodes_per_s_naive={len(nodes) / ref[0]:.1f} nodes_per_s_fast={len(nodes) / best[0]:.1f} "
+        f"speedup={ref[0] / best[0]:.2f} max_abs_delta_r={delta:.2e}"
+    )
 
 
 if __name__ == "__main__":

@@ -96,9 +96,16 @@ def build_expansion(siblings: int = 5) -> tuple[str, list[str]]:
             last = Step("Run the query.", Action("ExecuteSPARQL", _ns(other["kb_sparql"])), Observation(obs))
         else:  # a SearchGraphPatterns child around another entity
             ent = other["topic_entities"][0]["name"]
-            lines = [f"(?e, {p}, {names[(7 * j + i) % len(names)]})" for i, p in enumerate(paths[10 * j : 10 * j + 10])]
+            lines = [
+                f"(?e, {p}, {names[(7 * j + i) % len(names)]})"
+                for i, p in enumerate(paths[10 * j : 10 * j + 10])
+            ]
             sgp = f'SELECT ?e WHERE {{ ?e ns:type.object.name "{ent}"@en }}'
-            last = Step("Explore.", Action("SearchGraphPatterns", sgp, semantic="film character"), Observation("\n".join(lines)))
+            last = Step(
+                "Explore.",
+                Action("SearchGraphPatterns", sgp, semantic="film character"),
+                Observation("\n".join(lines)),
+            )
         histories.append(clean_history([*shared, last]).text)
     return main["question"], histories
 
@@ -190,8 +197,10 @@ def main() -> None:
     nodes = [fast.builder.build(question, h) for h in histories]
     print(f"model {model.id} on {model.device} ({model.dtype}), torch threads {torch.get_num_threads()}")
     print(f"question: {question}")
-    print(f"{len(histories)} siblings, tokens per node: {[len(n.ids) for n in nodes]}, "
-          f"common prefix {len(os.path.commonprefix([list(n.ids) for n in nodes]))} tokens")
+    print(
+        f"{len(histories)} siblings, tokens per node: {[len(n.ids) for n in nodes]}, "
+        f"common prefix {len(os.path.commonprefix([list(n.ids) for n in nodes]))} tokens"
+    )
     for scorer in scorers.values():  # warm-up: page the weights in, first-call overheads
         scorer.score(question, ["Action: Done()"], alpha=ALPHA, beta=BETA)
     for scorer in scorers.values():
@@ -220,7 +229,9 @@ def main() -> None:
         )
     speedup = t_naive / statistics.median(times["one pass, batched"])
     peak_naive, peak_fast = _peak_mb("naive", args.threads), _peak_mb("fast", args.threads)
-    print(f"peak RSS above the warmed-up model during one expansion: naive {peak_naive:.0f} MB, fast {peak_fast:.0f} MB")
+    print(
+        f"peak RSS above the warmed-up model during one expansion: naive {peak_naive:.0f} MB, fast {peak_fast:.0f} MB"
+    )
     print(
         f"RESULT speedup={speedup:.2f} max_abs_delta_r={deltas['one pass, batched']:.2e} "
         f"peak_mb_naive={peak_naive:.0f} peak_mb_fast={peak_fast:.0f}"

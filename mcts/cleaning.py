@@ -138,7 +138,11 @@ def clean_history(steps: Sequence[Step], rules: Collection[CleaningRule] = DEFAU
         pieces.append(Segment("Action: ", None))
         pieces.extend(_action_segments(step, rules))
         pieces.append(Segment("\n", None))
-        obs_rule = CleaningRule.LAST_OBSERVATION_ONLY if i < last and CleaningRule.LAST_OBSERVATION_ONLY in rules else None
+        obs_rule = (
+            CleaningRule.LAST_OBSERVATION_ONLY
+            if i < last and CleaningRule.LAST_OBSERVATION_ONLY in rules
+            else None
+        )
         pieces.append(Segment(f"Observation: {step.observation.text}{newline}", obs_rule))
     segments = _merge(pieces)
     return CleanedHistory(

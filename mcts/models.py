@@ -160,7 +160,9 @@ def _resolve(name: str | None) -> tuple[str, str]:
     return name, name  # a hub id; the hub may be unreachable (then loading fails clearly)
 
 
-def load_model(name: str | None = None, *, device: str | None = None, dtype: str | None = None) -> LoadedModel:
+def load_model(
+    name: str | None = None, *, device: str | None = None, dtype: str | None = None
+) -> LoadedModel:
     """Load (or fetch from the process cache) a causal LM and its tokenizer.
 
     name: None / "bundled" / "smollm2-135m" for the offline default, a local folder

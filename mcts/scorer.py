@@ -60,7 +60,9 @@ DEFAULT_MAX_PADDING = 0.25
 _NLL_CHUNK = 128  # positions per logits chunk: 128 x 49k vocab x 4 B = 25 MB (SmolLM2)
 
 
-def ig_reward_from_logs(log_ppl_history: float, log_ppl_with_question: float, alpha: float, beta: float) -> float:
+def ig_reward_from_logs(
+    log_ppl_history: float, log_ppl_with_question: float, alpha: float, beta: float
+) -> float:
     """alpha * sigmoid(beta * (log PPL(H') - log PPL(H', Q))), stable for any magnitude."""
     x = beta * (log_ppl_history - log_ppl_with_question)
     if x >= 0:

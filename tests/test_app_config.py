@@ -79,9 +79,7 @@ def test_the_page_offers_both_demo_kbs_with_their_own_example_questions() -> Non
 
     assert load_example_questions(WIKIDATA_EXAMPLES_FILE)  # the Wikidata demo has examples
     demo = build_app()
-    kb_boxes = [
-        c for c in demo.blocks.values() if isinstance(c, gr.Dropdown) and c.label == "Knowledge base"
-    ]
+    kb_boxes = [c for c in demo.blocks.values() if isinstance(c, gr.Dropdown) and c.label == "Knowledge base"]
     assert kb_boxes, "the knowledge-base selector is missing"
     choices = {value for _, value in kb_boxes[0].choices}
     assert {"demo", "demo-wikidata"} <= choices

@@ -141,7 +141,10 @@ def test_done_and_search_types_keep_their_text() -> None:
         Step("", Action("SearchTypes", "film director"), Observation("film.director")),
         Step("Done.", Action("Done"), Observation("finished")),
     ]
-    assert clean_history(steps).text == 'Action: SearchTypes("film director")\nAction: Done()\nObservation: finished'
+    assert (
+        clean_history(steps).text
+        == 'Action: SearchTypes("film director")\nAction: Done()\nObservation: finished'
+    )
 
 
 def test_rules_accept_their_string_values_and_have_ui_text() -> None:
@@ -157,7 +160,12 @@ def test_rules_accept_their_string_values_and_have_ui_text() -> None:
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
 _action = st.one_of(
     st.none(),
-    st.builds(Action, st.sampled_from(["SearchNodes", "SearchGraphPatterns", "ExecuteSPARQL", "SearchTypes", "Done"]), _text, _text),
+    st.builds(
+        Action,
+        st.sampled_from(["SearchNodes", "SearchGraphPatterns", "ExecuteSPARQL", "SearchTypes", "Done"]),
+        _text,
+        _text,
+    ),
 )
 
 

@@ -28,9 +28,22 @@ SCHEMA_PREDICATES = {NAME, TYPE, DESCRIPTION, NS + "common.topic.alias"}
 
 # The field set of ../shared/data/fbqa/dev.jsonl, so the demo questions can be read by the same code.
 QUESTION_FIELDS = {
-    "id", "source", "question", "topic_entities", "gold_answers", "gold_answer_kind", "kb_answers",
-    "path", "hops", "kb_sparql", "f1_kb_vs_gold", "precision_kb_vs_gold", "recall_kb_vs_gold",
-    "path_matches_gold_relations", "gold_sparql", "meta",
+    "id",
+    "source",
+    "question",
+    "topic_entities",
+    "gold_answers",
+    "gold_answer_kind",
+    "kb_answers",
+    "path",
+    "hops",
+    "kb_sparql",
+    "f1_kb_vs_gold",
+    "precision_kb_vs_gold",
+    "recall_kb_vs_gold",
+    "path_matches_gold_relations",
+    "gold_sparql",
+    "meta",
 }
 COMPOSITIONALITY_TYPES = {"simple", "composition", "conjunction", "comparative", "superlative", "count"}
 
@@ -54,7 +67,9 @@ def subjects(store):
 
 
 def _load_questions() -> list[dict]:
-    return [json.loads(line) for line in QUESTIONS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in QUESTIONS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 QUESTIONS = _load_questions()
@@ -70,7 +85,7 @@ def _answer_key(term) -> str:
 
     if isinstance(term, ox.NamedNode):
         assert term.value.startswith(NS), term
-        return term.value[len(NS):]
+        return term.value[len(NS) :]
     return term.value
 
 
@@ -134,7 +149,9 @@ def test_most_named_entities_have_a_description_and_some_do_not(subjects):
 
 def test_kb_uses_many_relations_and_typed_literals(store):
     predicates = {q.predicate.value for q in store}
-    datatypes = {q.object.datatype.value for q in store if hasattr(q.object, "datatype") and q.object.language is None}
+    datatypes = {
+        q.object.datatype.value for q in store if hasattr(q.object, "datatype") and q.object.language is None
+    }
     assert len(predicates - SCHEMA_PREDICATES) >= 40
     assert "http://www.w3.org/2001/XMLSchema#date" in datatypes
     assert "http://www.w3.org/2001/XMLSchema#integer" in datatypes
@@ -214,7 +231,7 @@ def test_answer_and_topic_names_are_the_kb_names(subjects, questions):
 
 
 def test_paths_use_relations_present_in_the_kb(store, questions):
-    predicates = {q.predicate.value[len(NS):] for q in store}
+    predicates = {q.predicate.value[len(NS) :] for q in store}
     for q in questions:
         assert q["hops"] == len(q["path"]) >= 1
         for hop in q["path"]:
@@ -225,7 +242,8 @@ def test_paths_use_relations_present_in_the_kb(store, questions):
 def test_most_questions_start_from_an_entity_named_in_the_question(questions):
     # A small guided model should be able to find the start by name and walk 1-2 hops.
     easy = [
-        q for q in questions
+        q
+        for q in questions
         if q["hops"] <= 2 and q["topic_entities"][0]["name"].lower() in q["question"].lower()
     ]
     assert len(easy) >= len(questions) / 2

@@ -45,9 +45,22 @@ PROPERTY_ID = re.compile(r"P[1-9][0-9]*")
 
 # The field set of ../shared/data/fbqa/dev.jsonl, so the demo questions can be read by the same code.
 QUESTION_FIELDS = {
-    "id", "source", "question", "topic_entities", "gold_answers", "gold_answer_kind", "kb_answers",
-    "path", "hops", "kb_sparql", "f1_kb_vs_gold", "precision_kb_vs_gold", "recall_kb_vs_gold",
-    "path_matches_gold_relations", "gold_sparql", "meta",
+    "id",
+    "source",
+    "question",
+    "topic_entities",
+    "gold_answers",
+    "gold_answer_kind",
+    "kb_answers",
+    "path",
+    "hops",
+    "kb_sparql",
+    "f1_kb_vs_gold",
+    "precision_kb_vs_gold",
+    "recall_kb_vs_gold",
+    "path_matches_gold_relations",
+    "gold_sparql",
+    "meta",
 }
 COMPOSITIONALITY_TYPES = {"simple", "composition", "conjunction", "comparative", "superlative", "count"}
 
@@ -71,11 +84,13 @@ def subjects(store):
 
 
 def _items(subjects) -> list[str]:
-    return [s for s in subjects if s.startswith(WD) and not s.startswith(WDS) and ITEM_ID.fullmatch(s[len(WD):])]
+    return [
+        s for s in subjects if s.startswith(WD) and not s.startswith(WDS) and ITEM_ID.fullmatch(s[len(WD) :])
+    ]
 
 
 def _properties(subjects) -> list[str]:
-    return [s for s in subjects if s.startswith(WD) and PROPERTY_ID.fullmatch(s[len(WD):])]
+    return [s for s in subjects if s.startswith(WD) and PROPERTY_ID.fullmatch(s[len(WD) :])]
 
 
 def _statements(subjects) -> list[str]:
@@ -87,7 +102,9 @@ def _values(terms) -> set[str]:
 
 
 def _load_questions() -> list[dict]:
-    return [json.loads(line) for line in QUESTIONS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in QUESTIONS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 QUESTIONS = _load_questions()
@@ -98,7 +115,7 @@ def _answer_key(term) -> str:
 
     if isinstance(term, ox.NamedNode):
         assert term.value.startswith(WD), term
-        return term.value[len(WD):]
+        return term.value[len(WD) :]
     return term.value
 
 
@@ -119,7 +136,11 @@ def test_demo_wikidata_loads_with_a_triple_count_in_budget(store):
 
 
 def test_every_subject_is_an_item_a_property_or_a_statement(subjects):
-    odd = [s for s in subjects if s not in set(_items(subjects)) | set(_properties(subjects)) | set(_statements(subjects))]
+    odd = [
+        s
+        for s in subjects
+        if s not in set(_items(subjects)) | set(_properties(subjects)) | set(_statements(subjects))
+    ]
     assert odd == []
     assert 100 <= len(_items(subjects)) <= 200
 
@@ -162,9 +183,9 @@ def test_every_statement_has_one_value_a_rank_and_one_owner(subjects):
     owners: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for s, preds in subjects.items():
         for pred, objs in preds.items():
-            if pred.startswith(P) and PROPERTY_ID.fullmatch(pred[len(P):]):
+            if pred.startswith(P) and PROPERTY_ID.fullmatch(pred[len(P) :]):
                 for o in objs:
-                    owners[o.value].append((s, pred[len(P):]))
+                    owners[o.value].append((s, pred[len(P) :]))
     statements = _statements(subjects)
     assert len(statements) >= 50
     for st in statements:
@@ -173,7 +194,7 @@ def test_every_statement_has_one_value_a_rank_and_one_owner(subjects):
         assert len(ps) == 1 and len(preds[ps[0]]) == 1, st
         assert _values(preds[WIKIBASE + "rank"]) <= {WIKIBASE + "NormalRank", WIKIBASE + "PreferredRank"}, st
         assert len(owners[st]) == 1, st
-        assert owners[st][0][1] == ps[0][len(PS):], st  # p:P39 leads to ps:P39
+        assert owners[st][0][1] == ps[0][len(PS) :], st  # p:P39 leads to ps:P39
 
 
 def test_direct_claims_hold_the_best_rank_statement_values(subjects):
@@ -181,8 +202,8 @@ def test_direct_claims_hold_the_best_rank_statement_values(subjects):
     by_owner: dict[tuple[str, str], list[str]] = defaultdict(list)
     for s, preds in subjects.items():
         for pred, objs in preds.items():
-            if pred.startswith(P) and PROPERTY_ID.fullmatch(pred[len(P):]):
-                by_owner[(s, pred[len(P):])].extend(o.value for o in objs)
+            if pred.startswith(P) and PROPERTY_ID.fullmatch(pred[len(P) :]):
+                by_owner[(s, pred[len(P) :])].extend(o.value for o in objs)
     assert by_owner
     for (s, pid), stmts in by_owner.items():
         ranks = {st: subjects[st][WIKIBASE + "rank"][0].value for st in stmts}
@@ -207,10 +228,10 @@ def test_every_property_used_is_declared_with_a_label_and_its_predicate_forms(st
     used = set()
     for q in store:
         for ns in (WDT, P, PS, PQ):
-            local = q.predicate.value[len(ns):]
+            local = q.predicate.value[len(ns) :]
             if q.predicate.value.startswith(ns) and PROPERTY_ID.fullmatch(local):
                 used.add(local)
-    declared = {s[len(WD):] for s in _properties(subjects)}
+    declared = {s[len(WD) :] for s in _properties(subjects)}
     assert used <= declared
     for pid in declared:
         preds = subjects[WD + pid]
@@ -229,7 +250,11 @@ def test_literals_use_wikidata_datatypes(store):
         q.object.datatype.value for q in store if hasattr(q.object, "datatype") and q.object.language is None
     }
     assert {XSD + "dateTime", XSD + "decimal"} <= datatypes
-    times = [q.object.value for q in store if getattr(q.object, "datatype", None) and q.object.datatype.value == XSD + "dateTime"]
+    times = [
+        q.object.value
+        for q in store
+        if getattr(q.object, "datatype", None) and q.object.datatype.value == XSD + "dateTime"
+    ]
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT00:00:00Z", t) for t in times)
 
 
@@ -324,7 +349,8 @@ def test_paths_use_predicates_present_in_the_kb(store):
 def test_most_questions_start_from_an_item_labelled_in_the_question():
     # A small guided model should be able to find the start by name and walk 1-2 hops.
     easy = [
-        q for q in QUESTIONS
+        q
+        for q in QUESTIONS
         if q["hops"] <= 2 and q["topic_entities"][0]["name"].lower() in q["question"].lower()
     ]
     assert len(easy) >= len(QUESTIONS) / 2

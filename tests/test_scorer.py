@@ -16,13 +16,13 @@ from mcts.steps import IGScore
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 QUESTION = "What is the place of birth of the director of Inception?"
-SPARQL = 'SELECT ?x WHERE { ns:m.04f9z ns:people.person.place_of_birth ?x }'
+SPARQL = "SELECT ?x WHERE { ns:m.04f9z ns:people.person.place_of_birth ?x }"
 BASE = f'Action: SearchNodes()\nAction: ExecuteSPARQL("{SPARQL}")\n'
 HISTORIES = [
     BASE + "Observation: London",
     BASE + "Observation: " + ", ".join(f"Film {i} (directed {1990 + i})" for i in range(12)),
     "",
-    "Action: SearchNodes()\nObservation: \"Zürich\" | Description: Größte Stadt der Schweiz… 東京 🚀 — Москва",
+    'Action: SearchNodes()\nObservation: "Zürich" | Description: Größte Stadt der Schweiz… 東京 🚀 — Москва',
     BASE + "Observation: Error: the query returned no result",
 ]
 
@@ -111,7 +111,9 @@ def test_small_batches_and_plain_text_layout_agree_with_naive(model: LoadedModel
     histories = [HISTORIES[0], HISTORIES[2], HISTORIES[3]]
     fast = IGScorer(model, chat_template=False, batch_size=2, max_padding=math.inf)
     naive = NaiveIGScorer(model, chat_template=False)
-    _assert_agree(fast.score(QUESTION, histories, alpha=2, beta=10), naive.score(QUESTION, histories, alpha=2, beta=10))
+    _assert_agree(
+        fast.score(QUESTION, histories, alpha=2, beta=10), naive.score(QUESTION, histories, alpha=2, beta=10)
+    )
     assert fast.model_invocations == 2  # batches of 2 + 1; no common prefix worth caching
 
 
@@ -125,8 +127,10 @@ def test_long_history_is_cut_from_the_left_keeping_prompt_and_question(model: Lo
     assert got[1].tokens == 160
     node = fast.builder.build(QUESTION, HISTORIES[1])
     text = model.tokenizer.decode(node.ids)
-    assert text.endswith("Based on this interaction history, the original question is:<|im_end|>\n"
-                         "<|im_start|>assistant\n" + QUESTION)
+    assert text.endswith(
+        "Based on this interaction history, the original question is:<|im_end|>\n"
+        "<|im_start|>assistant\n" + QUESTION
+    )
     assert "Film 11 (directed 2001)" in text and "Film 0 " not in text  # the left end went
 
 
@@ -165,8 +169,15 @@ def test_core_on_token_ids_handles_identical_and_one_token_apart_sequences() -> 
     from mcts.scorer import TokenizedNode, naive_nlls, one_pass_nlls
 
     torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         intermediate_size=64, vocab_size=300, max_position_embeddings=512)
+    config = LlamaConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        intermediate_size=64,
+        vocab_size=300,
+        max_position_embeddings=512,
+    )
     tiny = LlamaForCausalLM(config).eval()
     head = tuple(range(1, 41))
     nodes = [
