@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.question_schema import COMPOSITIONALITY_TYPES, QUESTION_FIELDS
+
 ROOT = Path(__file__).resolve().parents[1]
 KB_PATH = ROOT / "examples" / "demo_kb.ttl"
 QUESTIONS_PATH = ROOT / "examples" / "questions.jsonl"
@@ -25,27 +27,6 @@ NAME = NS + "type.object.name"
 TYPE = NS + "type.object.type"
 DESCRIPTION = NS + "common.topic.description"
 SCHEMA_PREDICATES = {NAME, TYPE, DESCRIPTION, NS + "common.topic.alias"}
-
-# The field set of ../shared/data/fbqa/dev.jsonl, so the demo questions can be read by the same code.
-QUESTION_FIELDS = {
-    "id",
-    "source",
-    "question",
-    "topic_entities",
-    "gold_answers",
-    "gold_answer_kind",
-    "kb_answers",
-    "path",
-    "hops",
-    "kb_sparql",
-    "f1_kb_vs_gold",
-    "precision_kb_vs_gold",
-    "recall_kb_vs_gold",
-    "path_matches_gold_relations",
-    "gold_sparql",
-    "meta",
-}
-COMPOSITIONALITY_TYPES = {"simple", "composition", "conjunction", "comparative", "superlative", "count"}
 
 
 @pytest.fixture(scope="module")

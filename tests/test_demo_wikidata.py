@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.question_schema import COMPOSITIONALITY_TYPES, QUESTION_FIELDS
+
 ROOT = Path(__file__).resolve().parents[1]
 KB_PATH = ROOT / "examples" / "demo_wikidata.ttl"
 QUESTIONS_PATH = ROOT / "examples" / "questions_wikidata.jsonl"
@@ -42,27 +44,6 @@ PREFIXES = {"wd": WD, "wdt": WDT, "p": P, "ps": PS, "pq": PQ, "xsd": XSD}
 # Real Wikidata ids, or the project's own ids for items whose real id was not certain.
 ITEM_ID = re.compile(r"Q[1-9][0-9]*|Qdemo_[a-z0-9_]+")
 PROPERTY_ID = re.compile(r"P[1-9][0-9]*")
-
-# The field set of ../shared/data/fbqa/dev.jsonl, so the demo questions can be read by the same code.
-QUESTION_FIELDS = {
-    "id",
-    "source",
-    "question",
-    "topic_entities",
-    "gold_answers",
-    "gold_answer_kind",
-    "kb_answers",
-    "path",
-    "hops",
-    "kb_sparql",
-    "f1_kb_vs_gold",
-    "precision_kb_vs_gold",
-    "recall_kb_vs_gold",
-    "path_matches_gold_relations",
-    "gold_sparql",
-    "meta",
-}
-COMPOSITIONALITY_TYPES = {"simple", "composition", "conjunction", "comparative", "superlative", "count"}
 
 
 @pytest.fixture(scope="module")
