@@ -10,7 +10,9 @@ Columns: F1 (mean per-question F1 of the voted answer), Hits@1, acc (F1 = 1),
 best-branch F1 (mean of the best terminal-branch F1: the answer the search found
 but the vote may not have picked), gen calls/q (policy generation calls),
 forward passes/q (IG scorer forward passes + guided-policy candidate passes),
-s/q (wall seconds), time vs vote (s/q over the vote method's s/q), F1 of means.
+s/q (wall seconds), time vs vote (s/q over the vote method's s/q), F1 of means,
+no terminal (questions where the budget ran out before any branch finished: the
+method answers nothing, which at small --rounds is often why a tree search loses).
 
 Plots (PNG via matplotlib's Agg backend, HTML via plotly with plotly.min.js written
 once beside them so the pages open offline): F1 vs seconds per question, one point
@@ -43,6 +45,7 @@ class MethodStats:
     recall: float
     f1_of_means: float
     errors: int  # pairs that failed outside the search or stopped with "error"
+    no_terminal: int = 0  # finished pairs whose search reached no terminal (empty answer)
 
 
 def collect_rows(sources: Iterable[str | Path]) -> list[EvalRow]:
@@ -109,6 +112,9 @@ def method_stats(rows: Sequence[EvalRow], methods: Sequence[str] | None = None) 
                 recall=rec,
                 f1_of_means=2 * p * rec / (p + rec) if p + rec else 0.0,
                 errors=sum(1 for r in mine if r.error or r.stop_reason == "error"),
+                no_terminal=sum(
+                    1 for r in mine if r.terminals == 0 and not r.error and r.stop_reason != "error"
+                ),
             )
         )
     vote = next((s for s in stats if s.method == "vote"), None)
@@ -120,8 +126,8 @@ def method_stats(rows: Sequence[EvalRow], methods: Sequence[str] | None = None) 
 def markdown_table(stats: Sequence[MethodStats]) -> str:
     head = (
         "| method | F1 | Hits@1 | acc | best-branch F1 | gen calls/q | forward passes/q | s/q | time vs vote "
-        "| F1 of means | n | errors |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| F1 of means | n | errors | no terminal |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
     for s in stats:
@@ -129,7 +135,7 @@ def markdown_table(stats: Sequence[MethodStats]) -> str:
         lines.append(
             f"| {s.method} | {100 * s.f1:.2f} | {100 * s.hits1:.2f} | {100 * s.accuracy:.2f} "
             f"| {100 * s.best_branch_f1:.2f} | {s.gen_calls:.1f} | {s.forward_passes:.1f} | {s.seconds:.1f} "
-            f"| {ratio} | {100 * s.f1_of_means:.2f} | {s.n} | {s.errors} |"
+            f"| {ratio} | {100 * s.f1_of_means:.2f} | {s.n} | {s.errors} | {s.no_terminal} |"
         )
     return "\n".join(lines)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -147,6 +147,26 @@ def test_shards_split_the_questions_and_merge_into_one_table(tmp_path):
     table = markdown_table(stats)
     assert table.splitlines()[0].startswith("| method | F1 | Hits@1 | acc | best-branch F1 | gen calls/q")
     assert len(table.splitlines()) == 4
+
+
+def test_table_counts_questions_where_no_branch_finished(tmp_path):
+    qs = load_questions(_questions(tmp_path, 3))
+    out = tmp_path / "run"
+    world_for, _ = _worlds()
+    run_eval(qs, [Method.VOTE, Method.FAST], world_for, SETTINGS, out, progress=False)
+    rows = collect_rows([out])
+    assert all(r.terminals > 0 for r in rows)
+    # the budget running out before any Done looks like this in a results line
+    starved = [
+        replace(r, terminals=0, answer=[]) if r.method == "fast" and r.question_id == "toy:1" else r
+        for r in rows
+    ]
+    stats = {s.method: s for s in method_stats(starved)}
+    assert (stats["vote"].no_terminal, stats["fast"].no_terminal) == (0, 1)
+    assert stats["fast"].errors == 0
+    table = markdown_table(list(stats.values()))
+    assert table.splitlines()[0].endswith("| errors | no terminal |")
+    assert table.splitlines()[3].endswith("| 0 | 1 |")
 
 
 def test_report_writes_markdown_and_plots(tmp_path):
