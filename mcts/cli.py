@@ -34,7 +34,7 @@ _HELP = {
     "expected_depth": "depth decay starts after this depth (paper: 7)",
     "decay_rate": "decay per level beyond the expected depth (paper: 0.1)",
     "max_depth": "a branch is terminal here (paper: 10)",
-    "early_stop_terminals": "stop once this many terminals have a non-empty result (paper: 5)",
+    "early_stop_terminals": "stop once this many terminals have a non-empty result (paper: 5; not the vote)",
     "beam_width": "beam: nodes kept per level (3)",
     "vote_samples": "vote: sampled paths (5)",
     "temperature": "policy sampling temperature",

@@ -13,7 +13,8 @@ The phases every method shares (expand, simulate, score, back up) are methods he
 the per-method drivers (which nodes to expand, when a round ends) live in
 `mcts.strategies`. Stopping rules (DESIGN.md section 2): at most `rounds` rounds,
 early stop once `early_stop_terminals` terminal branches have a non-empty executed
-result; a branch is terminal at Done or at `max_depth`.
+result (tree and beam search; the N-sample vote always runs its N paths); a branch is
+terminal at Done or at `max_depth`.
 
 This module knows nothing of which model, prompt or store is behind the protocols.
 """

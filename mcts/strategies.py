@@ -163,9 +163,8 @@ def path_rounds(search: Search) -> Driver:
                 yield from search.score([node_id])
             yield search.backup(node_id)
         yield search.round_finished()
-        stop = search.early_stop()
-        if stop is not None:
-            return stop
+        # No early stop here: an N-sample vote is N independent runs (DESIGN.md), so
+        # --early-stop-terminals below --vote-samples must not quietly shrink it.
     if not search.tree.root.children:
         return _exhausted(search)
     label = "greedy path" if single else f"{paths} sampled paths"

@@ -88,6 +88,15 @@ def test_vote_runs_independent_sampled_paths_and_votes():
     assert result.votes[0].count >= result.votes[-1].count
 
 
+def test_vote_runs_all_its_paths_even_when_early_stop_is_lower():
+    p, s, t = toy_world()
+    settings = SearchSettings(method=Method.VOTE, vote_samples=5, early_stop_terminals=2)
+    search, result = run_search(QUESTION, settings, policy=p, scorer=s, tools=t)
+    assert result.rounds == 5 and len(search.tree.root.children) == 5
+    assert sum(r.count for r in result.votes) == 5
+    assert result.stop_reason == "budget"
+
+
 def test_vote_can_score_paths_for_display_when_asked():
     p, s, t = toy_world()
     search, result = run_search(
