@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kb.actions import Action
 from kb.observation import Observation, Value
 from mcts.cleaning import DEFAULT_RULES, CleaningRule
@@ -101,7 +103,7 @@ def test_answer_votes_and_cost_render_a_result() -> None:
     result = SearchResult(
         question="Who wrote Dune?", answer=(Value("Frank Herbert", "m.02"),), sparql="SELECT ?x WHERE {}",
         answer_node_ids=(3,), votes=(VoteRow(("Frank Herbert",), 1, 1.0, (3,)),), best_by_value=3, best_by_ig=3,
-        stop_reason="budget", detail="", rounds=2, nodes=4, cost=cost,
+        stop_reason="budget", detail="", rounds=2, nodes=4, cost=cost, terminals=1,
     )  # fmt: skip
     text = answer_markdown(result, _tree())
     assert "Answer: Frank Herbert" in text and "SELECT ?x" in text and "node 3" in text and "budget" in text
@@ -110,3 +112,7 @@ def test_answer_votes_and_cost_render_a_result() -> None:
     assert "| policy generation calls | 4 |" in table and "| IG forward passes | 3 |" in table
     assert "| tokens | 1,234 |" in table and "3 (ExecuteSPARQL 2, SearchNodes 1)" in table
     assert answer_markdown(None) == "*No answer yet.*"
+    assert "raise Rounds" not in text  # a branch finished
+    starved = replace(result, answer=(), sparql="", answer_node_ids=(), votes=(), terminals=0)
+    starved_text = answer_markdown(starved, _tree())
+    assert "(no branch produced an answer)" in starved_text and "raise Rounds" in starved_text

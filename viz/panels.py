@@ -278,6 +278,12 @@ def answer_markdown(result: Any | None, tree: Tree | None = None) -> str:
         f"Stopped: **{stop}**{detail} after {result.rounds} rounds, {result.nodes} nodes, "
         f"{getattr(result, 'terminals', 0)} terminal branches."
     )
+    if result.stop_reason == "budget" and not getattr(result, "terminals", 0):
+        # The commonest empty answer on small budgets: no branch reached Done in time.
+        lines += [
+            "",
+            "*No branch reached Done or max depth within the rounds: raise Rounds to let one finish.*",
+        ]
     for label, node_id in (("by value W/N", result.best_by_value), ("by IG reward r", result.best_by_ig)):
         if node_id is None:
             lines.append(f"- Best branch {label}: –")
