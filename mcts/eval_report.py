@@ -84,6 +84,11 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def _failed(row: EvalRow) -> bool:
+    """The pair failed outside the search, or the search itself stopped with an error."""
+    return bool(row.error) or row.stop_reason == "error"
+
+
 def method_stats(rows: Sequence[EvalRow], methods: Sequence[str] | None = None) -> list[MethodStats]:
     names = _methods_in(rows, methods)
     common = common_questions(rows, names)
@@ -111,10 +116,8 @@ def method_stats(rows: Sequence[EvalRow], methods: Sequence[str] | None = None) 
                 precision=p,
                 recall=rec,
                 f1_of_means=2 * p * rec / (p + rec) if p + rec else 0.0,
-                errors=sum(1 for r in mine if r.error or r.stop_reason == "error"),
-                no_terminal=sum(
-                    1 for r in mine if r.terminals == 0 and not r.error and r.stop_reason != "error"
-                ),
+                errors=sum(1 for r in mine if _failed(r)),
+                no_terminal=sum(1 for r in mine if r.terminals == 0 and not _failed(r)),
             )
         )
     vote = next((s for s in stats if s.method == "vote"), None)
