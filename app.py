@@ -20,7 +20,7 @@ from ui.session import Session  # noqa: E402
 if TYPE_CHECKING:
     import gradio as gr
 
-    from mcts.settings import SearchSettings
+    from mcts.search.settings import SearchSettings
 
 
 def new_session() -> Session:
@@ -32,9 +32,9 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     """The whole page. `defaults` pre-fills the settings form (the paper's values if None)."""
     import gradio as gr
 
-    from mcts.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
-    from mcts.protocols import DEFAULT_IG_PROMPT
-    from mcts.settings import SearchSettings
+    from mcts.search.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
+    from mcts.search.protocols import DEFAULT_IG_PROMPT
+    from mcts.search.settings import SearchSettings
     from ui import handlers, inspect
     from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
     from ui.theme import ABOUT_MD, HEADER_HTML, LAB_MD

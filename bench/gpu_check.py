@@ -3,7 +3,7 @@
 Builds a randomly initialised model with Llama-3.1-8B-Instruct's shape (the paper's
 scorer) in bf16 directly on the GPU: no hub access and no weight files are needed, and
 speed does not depend on weight values. No tokenizer either: the scorer's core works on
-token ids (`mcts.scorer.one_pass_nlls`, `naive_nlls`), fed here with random ids shaped
+token ids (`mcts.agents.scorer.one_pass_nlls`, `naive_nlls`), fed here with random ids shaped
 like one expansion: 5 siblings x ~400 tokens that share a 120-token head (chat header
 and earlier steps), each ending in a 24-token question.
 
@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mcts.scorer import NodeNLL, TokenizedNode, ig_reward_from_logs, naive_nlls, one_pass_nlls  # noqa: E402
+from mcts.agents.scorer import NodeNLL, TokenizedNode, ig_reward_from_logs, naive_nlls, one_pass_nlls  # noqa: E402
 
 LLAMA_31_8B = dict(
     hidden_size=4096,

@@ -44,11 +44,11 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 from kb.actions import Action  # noqa: E402
 from kb.observation import Observation  # noqa: E402
-from mcts.cleaning import clean_history  # noqa: E402
-from mcts.models import LoadedModel  # noqa: E402
-from mcts.protocols import Usage  # noqa: E402
-from mcts.scorer import IGScorer  # noqa: E402
-from mcts.steps import Step  # noqa: E402
+from mcts.agents.models import LoadedModel  # noqa: E402
+from mcts.agents.scorer import IGScorer  # noqa: E402
+from mcts.search.cleaning import clean_history  # noqa: E402
+from mcts.search.protocols import Usage  # noqa: E402
+from mcts.search.steps import Step  # noqa: E402
 
 ALPHA, BETA = 2.0, 10.0  # paper defaults
 _IRI = re.compile(r"<http://rdf\.freebase\.com/ns/([^>]+)>")
@@ -144,13 +144,13 @@ class _RssSampler:
 
 
 def _make(kind: str, model: LoadedModel) -> IGScorer:
-    from mcts.scorer import NaiveIGScorer
+    from mcts.agents.scorer import NaiveIGScorer
 
     return NaiveIGScorer(model) if kind == "naive" else IGScorer(model)
 
 
 def memory_child(kind: str) -> None:
-    from mcts.models import load_model
+    from mcts.agents.models import load_model
 
     question, histories = build_expansion()
     scorer = _make(kind, load_model())
@@ -183,7 +183,7 @@ def main() -> None:
     if args.memory_child:
         memory_child(args.memory_child)
         return
-    from mcts.models import load_model
+    from mcts.agents.models import load_model
 
     question, histories = build_expansion()
     model = load_model()

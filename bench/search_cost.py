@@ -51,9 +51,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from mcts.search import run_search
-    from mcts.settings import Method, SearchSettings
-    from mcts.world import build_world
+    from mcts.agents.world import build_world
+    from mcts.search.loop import run_search
+    from mcts.search.settings import Method, SearchSettings
 
     questions = [
         json.loads(x)["question"] for x in Path(args.questions_file).read_text().splitlines() if x.strip()

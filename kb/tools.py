@@ -1,6 +1,6 @@
 """The agent's five tools over one knowledge base: actions in, observations out.
 
-`Toolbox(kb).run(action)` implements `mcts.protocols.Tools`. Observation texts follow
+`Toolbox(kb).run(action)` implements `mcts.search.protocols.Tools`. Observation texts follow
 DESIGN.md section 3. Every failure the agent can cause (a bad query, a timeout, an
 unreachable endpoint, an empty name) comes back as `Observation.error(...)`; only
 programming errors raise.

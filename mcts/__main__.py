@@ -1,7 +1,7 @@
-"""`python -m mcts`: see `mcts.cli`."""
+"""`python -m mcts`: see `mcts.cli.main`."""
 
 import sys
 
-from mcts.cli import main
+from mcts.cli.main import main
 
 sys.exit(main())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcts.cleaning import DEFAULT_RULES, CleaningRule
+from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
 
 gradio_client = pytest.importorskip("gradio_client")
 

@@ -54,7 +54,7 @@ def test_only_shipped_traces_can_be_opened_by_name(tmp_path) -> None:
 
 
 def test_every_shipped_trace_loads_replays_and_draws() -> None:
-    from mcts.trace import load_trace
+    from mcts.search.trace import load_trace
     from ui.config import TRACES_DIR
     from viz import build_figure, replay_rounds, tree_at_round
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcts.settings import SearchSettings
+from mcts.search.settings import SearchSettings
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

@@ -8,14 +8,14 @@ from hypothesis import strategies as st
 
 from kb.actions import Action
 from kb.observation import Observation
-from mcts.cleaning import (
+from mcts.search.cleaning import (
     DEFAULT_RULES,
     RULE_INFO,
     CleaningRule,
     clean_history,
     raw_history,
 )
-from mcts.steps import Step
+from mcts.search.steps import Step
 
 QUESTION = "Where was the director of Inception born?"
 SPARQL_1 = 'SELECT ?e WHERE { ?e ns:type.object.name "Christopher Nolan"@en }'

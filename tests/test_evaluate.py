@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mcts.eval_report import collect_rows, markdown_table, method_stats, write_report
-from mcts.evaluate import (
+from mcts.evaluation.report import collect_rows, markdown_table, method_stats, write_report
+from mcts.evaluation.runner import (
     ALL_METHODS,
     EvalInputError,
     Shard,
@@ -19,9 +19,9 @@ from mcts.evaluate import (
     results_path,
     run_eval,
 )
-from mcts.protocols import Policy, Scorer, Tools
-from mcts.run_meta import RunMeta
-from mcts.settings import Method, SearchSettings
+from mcts.search.protocols import Policy, Scorer, Tools
+from mcts.search.run_meta import RunMeta
+from mcts.search.settings import Method, SearchSettings
 from tests.toy_world import NOLAN, OTHER, QUESTION, ToyPolicy, ToyScorer, ToyTools
 
 SETTINGS = SearchSettings(rounds=4, k=3, max_depth=4, early_stop_terminals=3, vote_samples=3, beam_width=2)
@@ -199,8 +199,8 @@ def test_bad_inputs_get_one_clear_line(tmp_path):
 
 
 def test_cli_eval_writes_table_survives_ctrl_c_resumes_and_merges(tmp_path, monkeypatch, capsys):
-    import mcts.cli_eval as cli_eval
-    from mcts.cli import main
+    import mcts.cli.eval_commands as cli_eval
+    from mcts.cli.main import main
 
     path = _questions(tmp_path, 2)
     out = tmp_path / "run"
@@ -237,7 +237,7 @@ def test_cli_eval_writes_table_survives_ctrl_c_resumes_and_merges(tmp_path, monk
 
 
 def test_ranking_analysis_on_toy_trees_writes_csv_and_resumes(tmp_path):
-    from mcts.ranking import read_ranking_csv, run_ranking_analysis
+    from mcts.evaluation.ranking import read_ranking_csv, run_ranking_analysis
 
     qs = load_questions(_questions(tmp_path, 2))
     world = _World()
@@ -261,7 +261,7 @@ def test_ranking_analysis_on_toy_trees_writes_csv_and_resumes(tmp_path):
     with pytest.raises(ValueError, match="--resume"):
         run_ranking_analysis(qs, world, settings, out, progress=False)
     assert run_ranking_analysis(qs, world, settings, out, resume=True, progress=False) == []
-    from mcts.cli import main
+    from mcts.cli.main import main
 
     assert main(["analyze-ranking", "--merge", str(out)]) == 0
     table = (out / "ranking.md").read_text()
@@ -273,8 +273,8 @@ def test_ranking_analysis_on_toy_trees_writes_csv_and_resumes(tmp_path):
 def test_real_single_path_on_a_demo_question_writes_a_scored_line(tmp_path, monkeypatch):
     """The real thing: demo KB, bundled model, one greedy path, scored against gold."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from mcts.models import ModelLoadError
-    from mcts.world import build_world
+    from mcts.agents.models import ModelLoadError
+    from mcts.agents.world import build_world
 
     demo = Path(__file__).resolve().parents[1] / "examples" / "questions.jsonl"
     qs = load_questions(demo, limit=1)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import mcts.world
-from mcts.cli import main
-from mcts.run_meta import RunMeta
-from mcts.world import World
+import mcts.agents.world
+from mcts.agents.world import World
+from mcts.cli.main import main
+from mcts.search.run_meta import RunMeta
 from tests.toy_world import QUESTION, toy_world
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,7 +29,7 @@ def toy(monkeypatch):
             kb=None, tools=tools, policy=policy, scorer=scorer, meta=RunMeta(kb_spec="toy", policy_kind="toy")
         )
 
-    monkeypatch.setattr(mcts.world, "build_world", fake_build_world)
+    monkeypatch.setattr(mcts.agents.world, "build_world", fake_build_world)
     return calls
 
 

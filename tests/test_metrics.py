@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kb.observation import Value
-from mcts.metrics import (
+from mcts.evaluation.metrics import (
     AnswerScore,
     GoldAnswer,
     canonical_id,

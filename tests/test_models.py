@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mcts import models
-from mcts.models import (
+from mcts.agents import models
+from mcts.agents.models import (
     DEFAULT_MODEL,
     ModelLoadError,
     describe_defaults,

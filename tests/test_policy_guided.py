@@ -18,10 +18,9 @@ import pytest
 from kb.actions import Action
 from kb.observation import GraphPattern, Observation, Value
 from kb.relation_ranker import LexicalRanker
-from mcts.lm_scoring import ContinuationScore
-from mcts.policy_guided import GuidedPolicy, Priors, softmax_sample
-from mcts.protocols import Usage
-from mcts.query_builder import (
+from mcts.agents.lm_scoring import ContinuationScore
+from mcts.agents.policy_guided import GuidedPolicy, Priors, softmax_sample
+from mcts.agents.query_builder import (
     Triple,
     answer_pattern_query,
     counted,
@@ -30,7 +29,8 @@ from mcts.query_builder import (
     parse_query,
     superlative,
 )
-from mcts.steps import Step
+from mcts.search.protocols import Usage
+from mcts.search.steps import Step
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -137,7 +137,7 @@ def test_first_step_searches_the_entities_named_in_the_question(tiny_kb):
 
 
 def test_relation_phrase_drops_entity_names_and_filler_but_keeps_question_words():
-    from mcts.guided_options import relation_phrase
+    from mcts.agents.guided_options import relation_phrase
 
     assert relation_phrase("Where was Barack Obama born?", ["Barack Obama"]) == "Where born"
     assert relation_phrase("When was Barack Obama born?", ["barack obama"]) == "When born"
@@ -369,14 +369,14 @@ def test_an_error_observation_is_a_state_like_any_other(tiny_kb, tools):
 # ----- the real model ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def model():
-    from mcts.models import load_model
+    from mcts.agents.models import load_model
 
     return load_model(None)
 
 
 @pytest.mark.slow
 def test_cached_batched_scores_equal_the_naive_reference(model):
-    from mcts.lm_scoring import LMContinuationScorer, naive_continuation_logprobs
+    from mcts.agents.lm_scoring import LMContinuationScorer, naive_continuation_logprobs
 
     scorer = LMContinuationScorer(model, batch_size=2)
     segments = ["You answer questions.\n", "Q: Who wrote Nineteen Eighty-Four?\n"]
@@ -437,7 +437,7 @@ def greedy_path(policy, tools, question: str, max_depth: int = 10) -> tuple[tupl
 @pytest.mark.slow
 def test_greedy_single_path_answers_half_of_the_demo_questions(model, demo_kb):
     from kb.tools import Toolbox
-    from mcts.metrics import gold_from_record, score_answers
+    from mcts.evaluation.metrics import gold_from_record, score_answers
 
     tools = Toolbox(demo_kb)
     pol = GuidedPolicy(model, demo_kb)

@@ -14,8 +14,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from kb.actions import Action
-from mcts.policy_react import ReActPolicy, cut_at_stop, merge_candidates, parse_completion
-from mcts.steps import Step
+from mcts.agents.policy_react import ReActPolicy, cut_at_stop, merge_candidates, parse_completion
+from mcts.search.steps import Step
 
 Q = "Who directed Inception?"
 
@@ -150,7 +150,7 @@ def _obs(text):
 # ----- the real model ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def model():
-    from mcts.models import load_model
+    from mcts.agents.models import load_model
 
     return load_model(None)
 
@@ -179,8 +179,8 @@ def test_real_model_runs_end_to_end_and_is_reproducible(model, demo_kb):
 def test_prompt_segments_join_to_the_prompt_and_extend_the_parent():
     from transformers import AutoTokenizer
 
-    from mcts.models import converted_bundled_dir
-    from mcts.prompts import PromptConfig, prompt_segments, render_prompt
+    from mcts.agents.models import converted_bundled_dir
+    from mcts.agents.prompts import PromptConfig, prompt_segments, render_prompt
 
     folder = converted_bundled_dir()
     if not folder.exists():

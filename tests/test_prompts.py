@@ -12,8 +12,8 @@ import re
 import pytest
 
 from kb.action_parser import parse_action
-from mcts.policy_guided import GuidedPolicy
-from mcts.prompts import (
+from mcts.agents.policy_guided import GuidedPolicy
+from mcts.agents.prompts import (
     FEWSHOT_NAMES,
     TOOL_DESCRIPTION,
     TOOL_DESCRIPTIONS,
@@ -21,7 +21,7 @@ from mcts.prompts import (
     load_demos,
     system_text,
 )
-from mcts.protocols import Usage
+from mcts.search.protocols import Usage
 
 _TURN = re.compile(r"^Action: (?P<action>[^\n]*)\nObservation: (?P<obs>.*?)(?=\nThought: |\Z)", re.M | re.S)
 

@@ -8,9 +8,8 @@ import pytest
 
 from kb.actions import Action
 from kb.observation import Observation, Value
-from mcts.metrics import GoldAnswer
-from mcts.protocols import Usage
-from mcts.ranking import (
+from mcts.evaluation.metrics import GoldAnswer
+from mcts.evaluation.ranking import (
     compare_parent,
     compare_tree,
     kendall_tau_b,
@@ -20,8 +19,9 @@ from mcts.ranking import (
     terminal_outcomes,
     true_values,
 )
-from mcts.steps import IGScore, Step
-from mcts.tree import Tree
+from mcts.search.protocols import Usage
+from mcts.search.steps import IGScore, Step
+from mcts.search.tree import Tree
 
 GOLD = [GoldAnswer("Paris", ("m.paris",))]
 
@@ -160,7 +160,7 @@ class _DigitTokenizer:
 
 
 def test_rating_tokens_find_the_shared_space_and_the_two_token_ten():
-    from mcts.cot_scorer import rating_tokens
+    from mcts.agents.cot_scorer import rating_tokens
 
     tokens = rating_tokens(_DigitTokenizer())
     assert tokens.shared == (0,)
@@ -171,7 +171,7 @@ def test_rating_tokens_find_the_shared_space_and_the_two_token_ten():
 
 
 def test_expected_rating_hand_computed():
-    from mcts.cot_scorer import RatingTokens, expected_rating
+    from mcts.agents.cot_scorer import RatingTokens, expected_rating
 
     tokens = RatingTokens(shared=(0,), digits=tuple(range(1, 10)), ten=(1, 20))  # "10" = "1", "0"(id 20)
     p_next = [0.0] * 30
@@ -191,8 +191,8 @@ def test_expected_rating_hand_computed():
 @pytest.mark.slow
 def test_cot_scorer_on_the_real_model_is_deterministic_and_in_range(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    from mcts.cot_scorer import CotScorer
-    from mcts.models import ModelLoadError, load_model
+    from mcts.agents.cot_scorer import CotScorer
+    from mcts.agents.models import ModelLoadError, load_model
 
     try:
         model = load_model(None)

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from mcts.models import LoadedModel, load_model
-from mcts.scorer import ConstantScorer, IGScorer, NaiveIGScorer, ig_reward, plan_batches
-from mcts.steps import IGScore
+from mcts.agents.models import LoadedModel, load_model
+from mcts.agents.scorer import ConstantScorer, IGScorer, NaiveIGScorer, ig_reward, plan_batches
+from mcts.search.steps import IGScore
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -166,7 +166,7 @@ def test_core_on_token_ids_handles_identical_and_one_token_apart_sequences() -> 
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from mcts.scorer import TokenizedNode, naive_nlls, one_pass_nlls
+    from mcts.agents.scorer import TokenizedNode, naive_nlls, one_pass_nlls
 
     torch.manual_seed(0)
     config = LlamaConfig(

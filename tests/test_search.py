@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcts.events import (
+from mcts.search.events import (
     AnswerReady,
     CandidatesProposed,
     NodeAdded,
@@ -15,9 +15,9 @@ from mcts.events import (
     SearchStopped,
     SimulationStep,
 )
-from mcts.search import Search, run_search
-from mcts.serialize import tree_to_list
-from mcts.settings import Method, SearchSettings
+from mcts.search.loop import Search, run_search
+from mcts.search.serialize import tree_to_list
+from mcts.search.settings import Method, SearchSettings
 from tests.toy_world import (
     BAD,
     GOOD,

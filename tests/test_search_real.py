@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from mcts.metrics import f1_score, gold_from_record
-from mcts.search import run_search
-from mcts.serialize import tree_to_list
-from mcts.settings import Method, SearchSettings
-from mcts.trace import load_trace, save_trace, trace_from_search
+from mcts.evaluation.metrics import f1_score, gold_from_record
+from mcts.search.loop import run_search
+from mcts.search.serialize import tree_to_list
+from mcts.search.settings import Method, SearchSettings
+from mcts.search.trace import load_trace, save_trace, trace_from_search
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ FAST_VS_SINGLE = SMALL.with_(method=Method.FAST, rounds=3, k=5)
 
 @pytest.fixture(scope="module")
 def demo_world(demo_kb):
-    from mcts.world import build_world
+    from mcts.agents.world import build_world
 
     return build_world("demo")
 
@@ -162,7 +162,7 @@ def test_same_seed_gives_the_same_tree_with_the_real_model(demo_world, demo_ques
 
 
 def test_fast_and_classic_run_on_real_freebase_and_classic_costs_twice_the_calls(fbqa_dir, fbqa_kb):
-    from mcts.world import build_world
+    from mcts.agents.world import build_world
 
     world = build_world(str(fbqa_dir / "kb.nt.gz"))
     records = [json.loads(line) for line in (fbqa_dir / "dev.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -7,14 +7,14 @@ from dataclasses import fields
 
 import pytest
 
-from mcts.cleaning import CleaningRule
-from mcts.protocols import DEFAULT_IG_PROMPT
-from mcts.rescore import rescore_tree
-from mcts.run_meta import RunMeta
-from mcts.search import Search
-from mcts.serialize import node_to_dict
-from mcts.settings import Method, SearchSettings
-from mcts.trace import (
+from mcts.search.cleaning import CleaningRule
+from mcts.search.loop import Search
+from mcts.search.protocols import DEFAULT_IG_PROMPT
+from mcts.search.rescore import rescore_tree
+from mcts.search.run_meta import RunMeta
+from mcts.search.serialize import node_to_dict
+from mcts.search.settings import Method, SearchSettings
+from mcts.search.trace import (
     TRACE_SCHEMA_VERSION,
     TraceError,
     load_trace,
@@ -23,7 +23,7 @@ from mcts.trace import (
     trace_from_search,
     trace_to_json,
 )
-from mcts.tree import Node
+from mcts.search.tree import Node
 from tests.toy_world import QUESTION, ToyScorer, ig_from_reward, toy_world
 
 META = RunMeta(kb_spec="toy", policy_model="toy", scorer_model="toy-ig", policy_kind="toy")
@@ -124,7 +124,7 @@ def test_tampered_tree_links_are_rejected(tmp_path):
         trace_from_json(json.dumps(data))
 
 
-# ---- re-scoring a loaded trace (mcts.rescore) -------------------------------------------
+# ---- re-scoring a loaded trace (mcts.search.rescore) -------------------------------------------
 
 
 class _InvertedScorer(ToyScorer):

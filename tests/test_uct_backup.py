@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 
 from kb.actions import Action
 from kb.observation import Observation
-from mcts.search import Search
-from mcts.settings import Method, SearchSettings, depth_decay
-from mcts.steps import Step
-from mcts.strategies import select_leaf
-from mcts.tree import ROOT_ID, Tree
+from mcts.search.drivers import select_leaf
+from mcts.search.loop import Search
+from mcts.search.settings import Method, SearchSettings, depth_decay
+from mcts.search.steps import Step
+from mcts.search.tree import ROOT_ID, Tree
 from tests.toy_world import QUESTION, toy_world
 
 STEP = Step(thought="t", action=Action("SearchNodes", "x"), observation=Observation(text="o"))
@@ -141,7 +141,7 @@ def test_visits_and_values_stay_consistent_on_random_trees(parents, rewards):
     method=st.sampled_from(list(Method)),
 )
 def test_every_method_keeps_visits_consistent_with_backups(seed, k, rounds, method):
-    from mcts.search import run_search
+    from mcts.search.loop import run_search
 
     policy, scorer, tools = toy_world()
     cfg = SearchSettings(method=method, seed=seed, k=k, rounds=rounds, max_depth=4)

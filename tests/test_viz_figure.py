@@ -7,8 +7,8 @@ import math
 
 from kb.actions import Action
 from kb.observation import Observation, Value
-from mcts.steps import Step
-from mcts.tree import Tree
+from mcts.search.steps import Step
+from mcts.search.tree import Tree
 from viz.figure import KINDS, best_value_path, build_figure, hover_text, node_kind
 from viz.layout import layout_tree
 from viz.synthetic import synthetic_tree

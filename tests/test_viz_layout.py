@@ -8,8 +8,8 @@ import pytest
 
 from kb.actions import Action
 from kb.observation import Observation
-from mcts.steps import Step
-from mcts.tree import Tree
+from mcts.search.steps import Step
+from mcts.search.tree import Tree
 from viz.layout import layout_tree
 from viz.synthetic import synthetic_tree
 

@@ -6,11 +6,11 @@ from dataclasses import replace
 
 from kb.actions import Action
 from kb.observation import Observation, Value
-from mcts.cleaning import DEFAULT_RULES, CleaningRule
-from mcts.cost import CostSummary
-from mcts.steps import Step
-from mcts.tree import Tree
-from mcts.voting import SearchResult, VoteRow
+from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
+from mcts.search.cost import CostSummary
+from mcts.search.steps import Step
+from mcts.search.tree import Tree
+from mcts.search.voting import SearchResult, VoteRow
 from viz.panels import (
     NODE_TABLE_HEADERS,
     answer_markdown,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import copy
 
-from mcts.events import RoundFinished
-from mcts.search import Search
-from mcts.settings import SearchSettings
+from mcts.search.events import RoundFinished
+from mcts.search.loop import Search
+from mcts.search.settings import SearchSettings
 from tests.toy_world import QUESTION, toy_world
 from ui.stream import pump
 from viz.replay import replay_rounds, tree_at_round

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from kb.actions import Action
 from kb.observation import Observation, Value
-from mcts.settings import VoteMode
-from mcts.steps import Step
-from mcts.tree import ROOT_ID, Tree
-from mcts.voting import (
+from mcts.search.settings import VoteMode
+from mcts.search.steps import Step
+from mcts.search.tree import ROOT_ID, Tree
+from mcts.search.voting import (
     SearchResult,
     best_terminal_by_ig,
     best_terminal_by_value,
@@ -84,7 +84,7 @@ def test_unscored_branches_have_no_best_by_value():
 
 
 def test_search_result_round_trips_through_a_dict():
-    from mcts.cost import CostSummary
+    from mcts.search.cost import CostSummary
 
     answer, sparql, ids, rows = decide(_tree(), VoteMode.PLURALITY)
     result = SearchResult(

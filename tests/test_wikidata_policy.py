@@ -15,12 +15,12 @@ import pytest
 from kb.actions import Action
 from kb.flavour import WIKIDATA
 from kb.relation_ranker import LexicalRanker
-from mcts.guided_state import read_state
-from mcts.lm_scoring import ContinuationScore
-from mcts.policy_guided import GuidedPolicy
-from mcts.protocols import Usage
-from mcts.query_builder import parse_query
-from mcts.steps import Step
+from mcts.agents.guided_state import read_state
+from mcts.agents.lm_scoring import ContinuationScore
+from mcts.agents.policy_guided import GuidedPolicy
+from mcts.agents.query_builder import parse_query
+from mcts.search.protocols import Usage
+from mcts.search.steps import Step
 
 Q = "When did Barack Obama start as President of the United States?"
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from kb.actions import Action
 from kb.observation import Observation, Value
-from mcts.protocols import DEFAULT_IG_PROMPT, Usage
-from mcts.steps import Candidate, IGScore, Step
+from mcts.search.protocols import DEFAULT_IG_PROMPT, Usage
+from mcts.search.steps import Candidate, IGScore, Step
 
 QUESTION = "Who directed Inception?"
 GOOD = "SELECT ?x WHERE { ns:m.inception ns:film.film.directed_by ?x }"

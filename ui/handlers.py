@@ -3,7 +3,7 @@
 Each handler validates its input first and answers bad input with one clear line in
 the status bar and a toast (the app keeps serving). Searches run through
 `ui.stream.pump`, which redraws once per burst of events and keeps the clock ticking
-during model calls. Models and KBs come from `mcts.world.build_world` (cached per
+during model calls. Models and KBs come from `mcts.agents.world.build_world` (cached per
 process, shared read-only by all sessions); each session's tree is its own.
 Inspecting, re-scoring and traces are in `ui.inspect`.
 """
@@ -20,11 +20,11 @@ from typing import Any
 
 import gradio as gr
 
-from mcts.cleaning import CleaningRule
-from mcts.events import Event, NodeSelected, RoundFinished
-from mcts.search import Search, check_question, one_line
-from mcts.settings import Method, SearchSettings
-from mcts.trace import save_trace, trace_from_search
+from mcts.search.cleaning import CleaningRule
+from mcts.search.events import Event, NodeSelected, RoundFinished
+from mcts.search.loop import Search, check_question, one_line
+from mcts.search.settings import Method, SearchSettings
+from mcts.search.trace import save_trace, trace_from_search
 from ui.render import figure, live_status, main_view, message_view
 from ui.session import Session
 from ui.stream import pump
@@ -100,7 +100,7 @@ def get_world(
     kb_spec: str, policy_kind: str, policy_model: str, scorer_model: str, method: Method, endpoint: str = ""
 ) -> Any:
     """Build (or reuse) the world; probe a remote endpoint so a dead URL fails here, clearly."""
-    from mcts.world import build_world
+    from mcts.agents.world import build_world
 
     spec = (kb_spec or "").strip() or "demo"
     if len(spec) > MAX_KB_SPEC_CHARS:
@@ -127,8 +127,8 @@ _SCORERS: dict[str, Any] = {}
 def get_scorer(scorer_model: str) -> tuple[Any, str]:
     """(IG scorer, its model name) for re-scoring: no KB and no policy needed, so a trace
     recorded against a KB this machine does not have can still be re-scored."""
-    from mcts.models import load_model, resolve_model_names
-    from mcts.scorer import IGScorer
+    from mcts.agents.models import load_model, resolve_model_names
+    from mcts.agents.scorer import IGScorer
 
     _, name = resolve_model_names(None, (scorer_model or "").strip() or None)
     with _ACTIVE_LOCK:

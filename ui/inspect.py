@@ -13,12 +13,12 @@ from typing import Any
 
 import gradio as gr
 
-from mcts.cleaning import CleaningRule
-from mcts.events import NodeSelected, RoundFinished
-from mcts.rescore import rescore_tree
-from mcts.search import one_line
-from mcts.trace import TraceError, load_trace, save_trace, trace_from_tree
-from mcts.voting import best_terminal_by_ig, best_terminal_by_value, decide
+from mcts.search.cleaning import CleaningRule
+from mcts.search.events import NodeSelected, RoundFinished
+from mcts.search.loop import one_line
+from mcts.search.rescore import rescore_tree
+from mcts.search.trace import TraceError, load_trace, save_trace, trace_from_tree
+from mcts.search.voting import best_terminal_by_ig, best_terminal_by_value, decide
 from ui.config import bundled_trace_path
 from ui.handlers import _TRACE_DIR, get_scorer, parse_rules
 from ui.render import EMPTY_DETAIL, figure, inspector, main_view, table_frame

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mcts.cleaning import DEFAULT_RULES, CleaningRule
-from mcts.events import Event
-from mcts.protocols import DEFAULT_IG_PROMPT
-from mcts.run_meta import RunMeta
-from mcts.settings import SearchSettings
-from mcts.tree import Tree
-from mcts.voting import SearchResult
+from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
+from mcts.search.events import Event
+from mcts.search.protocols import DEFAULT_IG_PROMPT
+from mcts.search.run_meta import RunMeta
+from mcts.search.settings import SearchSettings
+from mcts.search.tree import Tree
+from mcts.search.voting import SearchResult
 
 
 @dataclass

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from mcts.events import Event
+from mcts.search.events import Event
 
 _END = object()
 

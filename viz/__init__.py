@@ -1,6 +1,6 @@
 """The tree visualiser: layout, Plotly figure and text panels as pure functions.
 
-`viz` reads `mcts.tree.Tree` and the search's plain records; it imports no model
+`viz` reads `mcts.search.tree.Tree` and the search's plain records; it imports no model
 code and no Gradio (Plotly is imported only when a figure is built).
 """
 

@@ -1,6 +1,6 @@
 """The Plotly figure of a search tree.
 
-A pure function of `mcts.tree.Tree`, an optional layout and highlight sets:
+A pure function of `mcts.search.tree.Tree`, an optional layout and highlight sets:
 edges, one marker trace per node kind (so the legend explains the shapes), node
 colour = IG reward on a diverging scale centred at the neutral reward alpha/2
 (ratio 1), marker size growing with visits, the best path and the last round's
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcts.tree import ROOT_ID, Node, Tree
+from mcts.search.tree import ROOT_ID, Node, Tree
 from viz.layout import DEFAULT_MAX_CHILDREN, TreeLayout, layout_tree
 
 LABEL_THRESHOLD = 40  # text labels only while at most this many nodes are visible

@@ -1,6 +1,6 @@
 """Tidy top-down layout of a search tree: where each node is drawn.
 
-A pure function of `mcts.tree.Tree` (plus the ids that must stay visible). It
+A pure function of `mcts.search.tree.Tree` (plus the ids that must stay visible). It
 places every visible node at (x, depth): parents centred over their first and
 last child, subtrees packed left to right as tightly as their contours allow
 (Reingold-Tilford style), so edges never cross and nodes never overlap. A parent
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from mcts.tree import ROOT_ID, Tree
+from mcts.search.tree import ROOT_ID, Tree
 
 DEFAULT_MAX_CHILDREN = 8  # k = 5 in the paper, so real fans rarely collapse
 

@@ -1,7 +1,7 @@
 """Text panels around the tree: status line, node table, node inspector, answer, votes, cost.
 
 Pure functions from the tree and the search's plain records (`SearchResult`,
-`CostSummary`, `RankChange`, `mcts.cleaning` segments) to Markdown, HTML or table
+`CostSummary`, `RankChange`, `mcts.search.cleaning` segments) to Markdown, HTML or table
 rows that any front end can show. Nothing here imports Gradio or model code; the
 records are read by attribute, so a trace loaded from disk renders the same as a
 live run.
@@ -14,8 +14,8 @@ import math
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from mcts.cleaning import RULE_INFO, CleaningRule, clean_history
-from mcts.tree import ROOT_ID, Node, Tree
+from mcts.search.cleaning import RULE_INFO, CleaningRule, clean_history
+from mcts.search.tree import ROOT_ID, Node, Tree
 
 NODE_TABLE_HEADERS = [
     "id",

@@ -15,8 +15,8 @@ import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mcts.events import Event, NodeScored, NodeSelected, RoundFinished, RoundStarted, ValuesBackedUp
-from mcts.tree import Tree
+from mcts.search.events import Event, NodeScored, NodeSelected, RoundFinished, RoundStarted, ValuesBackedUp
+from mcts.search.tree import Tree
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Synthetic search trees for tests and benchmarks of the visualiser.
 
-Builds a real `mcts.tree.Tree` from real `Step`s, grown the way a search grows
+Builds a real `mcts.search.tree.Tree` from real `Step`s, grown the way a search grows
 one (expand a frontier node into up to k children, back values up the path), with
 seeded random rewards, perplexities and validities. No model, no KB: the numbers
 are made up, the structure and every field the figure reads are real.
@@ -13,8 +13,8 @@ import random
 
 from kb.actions import Action
 from kb.observation import Observation, Value
-from mcts.steps import Step
-from mcts.tree import Tree
+from mcts.search.steps import Step
+from mcts.search.tree import Tree
 
 _TOOLS = ("SearchNodes", "SearchGraphPatterns", "ExecuteSPARQL", "SearchTypes")
 

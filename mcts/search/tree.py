@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kb.observation import Value
-from mcts.steps import Step
+from mcts.search.steps import Step
 
 ROOT_ID = 0
 NO_PARENT = -1

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kb.observation import Value
-from mcts.steps import Step
-from mcts.tree import Validity
+from mcts.search.steps import Step
+from mcts.search.tree import Validity
 
 
 def branch_answer(steps: Sequence[Step]) -> tuple[tuple[Value, ...], str]:

@@ -11,7 +11,7 @@ Schema (version 1), one JSON object:
       "cleaning_rules": ["drop_thoughts", ...],     # CleaningRule values switched on, sorted
       "ig_prompt": "Based on this interaction history, the original question is:",
       "nodes": [node, ...],                         # index == node id; nodes[0] is the root
-      "events": [{"kind": "round_started", ...}, ...],  # mcts.events, in emission order
+      "events": [{"kind": "round_started", ...}, ...],  # mcts.search.events, in emission order
       "result": {SearchResult.to_dict()} | null     # answer, votes, stop reason, cost, ...
     }
 
@@ -41,16 +41,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcts.events import EVENT_TYPES, Event, event_from_dict
-from mcts.protocols import DEFAULT_IG_PROMPT
-from mcts.run_meta import RunMeta
-from mcts.serialize import tree_from_list, tree_to_list
-from mcts.settings import SearchSettings
-from mcts.tree import Tree
-from mcts.voting import SearchResult
+from mcts.search.events import EVENT_TYPES, Event, event_from_dict
+from mcts.search.protocols import DEFAULT_IG_PROMPT
+from mcts.search.run_meta import RunMeta
+from mcts.search.serialize import tree_from_list, tree_to_list
+from mcts.search.settings import SearchSettings
+from mcts.search.tree import Tree
+from mcts.search.voting import SearchResult
 
 if TYPE_CHECKING:
-    from mcts.search import Search
+    from mcts.search.loop import Search
 
 TRACE_SCHEMA_VERSION = 1
 
@@ -66,7 +66,7 @@ class Trace:
     meta: RunMeta = field(default_factory=RunMeta)
     cleaning_rules: tuple[str, ...] = ()
     ig_prompt: str = DEFAULT_IG_PROMPT
-    nodes: tuple[dict[str, Any], ...] = ()  # serialised nodes (mcts.serialize.node_to_dict)
+    nodes: tuple[dict[str, Any], ...] = ()  # serialised nodes (mcts.search.serialize.node_to_dict)
     events: tuple[Event, ...] = ()
     result: SearchResult | None = None
     created_at: str = ""

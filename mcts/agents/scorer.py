@@ -45,9 +45,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcts.models import LoadedModel
-from mcts.protocols import DEFAULT_IG_PROMPT, Usage
-from mcts.steps import IGScore
+from mcts.agents.models import LoadedModel
+from mcts.search.protocols import DEFAULT_IG_PROMPT, Usage
+from mcts.search.steps import IGScore
 
 _SENTINEL = "\u2063HISTORY\u2063"  # marks where the history goes inside the chat template
 _MIN_SHARED_PREFIX = 16  # tokens; shorter common prefixes are not worth an extra model call

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mcts.protocols import Usage
+from mcts.search.protocols import Usage
 
 # Batches are shrunk so that batch x (prompt + candidate) tokens stays under this
 # budget: the copied key/value cache grows with both (46 KB per token for SmolLM2-135M).

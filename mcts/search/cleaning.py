@@ -38,7 +38,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from mcts.steps import Step
+from mcts.search.steps import Step
 
 
 class CleaningRule(StrEnum):

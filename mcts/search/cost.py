@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from mcts.protocols import Usage
+from mcts.search.protocols import Usage
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ observations (see `enumerate_options`):
 
 Each candidate gets a short templated thought (relations written as words). The
 language model scores every candidate: the mean log-likelihood per token of its text
-after the prompt of `mcts.prompts` (one prompt pass, candidates batched on its key/value
-cache, see `mcts.lm_scoring`). By default the scored text is `Thought: <thought>\nAction:
+after the prompt of `mcts.agents.prompts` (one prompt pass, candidates batched on its key/value
+cache, see `mcts.agents.lm_scoring`). By default the scored text is `Thought: <thought>\nAction:
 <Tool>(`: the arguments are a deterministic rendering of what the thought says, and
 scoring their ids and SPARQL only rewards text the model can copy from the history
 (`score_on="step"` scores the whole action). Prior terms are added, each documented at
-`mcts.guided_options.Priors`; then k distinct candidates are sampled without
+`mcts.agents.guided_options.Priors`; then k distinct candidates are sampled without
 replacement from softmax(score / temperature), or the top k taken when greedy.
 `Candidate.policy_score` is the score used.
 
@@ -43,12 +43,12 @@ from typing import Any, Literal
 from kb.base import KBError
 from kb.flavour import FREEBASE, Flavour
 from kb.observation import EntityHit
-from mcts.guided_options import Option, Priors, enumerate_options
-from mcts.guided_state import read_state
-from mcts.lm_scoring import ContinuationScorer, LMContinuationScorer
-from mcts.prompts import PromptConfig, candidate_text, prompt_segments
-from mcts.protocols import Usage
-from mcts.steps import Candidate, Step
+from mcts.agents.guided_options import Option, Priors, enumerate_options
+from mcts.agents.guided_state import read_state
+from mcts.agents.lm_scoring import ContinuationScorer, LMContinuationScorer
+from mcts.agents.prompts import PromptConfig, candidate_text, prompt_segments
+from mcts.search.protocols import Usage
+from mcts.search.steps import Candidate, Step
 
 ScoreOn = Literal["thought", "step"]
 

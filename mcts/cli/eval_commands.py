@@ -20,29 +20,11 @@ import argparse
 import sys
 import time
 from dataclasses import fields
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from mcts.settings import Method, SearchSettings
-
-
-def _settings_flags(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ("method",)) -> None:
-    from mcts.cli import _HELP  # one help text per setting, shared with `run`
-
-    defaults = SearchSettings()
-    for f in fields(SearchSettings):
-        if f.name in skip:
-            continue
-        value = getattr(defaults, f.name)
-        flag = "--" + f.name.replace("_", "-")
-        help_text = f"{_HELP.get(f.name, f.name)} (default: {getattr(value, 'value', value)})"
-        if isinstance(value, Enum):
-            parser.add_argument(
-                flag, dest=f.name, choices=[m.value for m in type(value)], default=value.value, help=help_text
-            )
-        else:
-            parser.add_argument(flag, dest=f.name, type=type(value), default=value, help=help_text)
+from mcts.cli.flags import add_settings_flags
+from mcts.search.settings import Method, SearchSettings
 
 
 def _world_flags(parser: argparse.ArgumentParser) -> None:
@@ -84,7 +66,7 @@ def register(subparsers: Any) -> None:
         help="only merge results of these run dirs / shards",
     )
     _world_flags(ev)
-    _settings_flags(ev)
+    add_settings_flags(ev)
     ev.set_defaults(func=cmd_eval)
 
     rk = subparsers.add_parser(
@@ -105,7 +87,7 @@ def register(subparsers: Any) -> None:
         "--cot-model", default=None, help="model of the CoT rating baseline (default: the scorer model)"
     )
     _world_flags(rk)
-    _settings_flags(rk)
+    add_settings_flags(rk)
     rk.set_defaults(func=cmd_analyze_ranking)
 
 
@@ -124,7 +106,7 @@ def _out_dir(args: argparse.Namespace, command: str) -> Path:
 
 
 def _world_factory(args: argparse.Namespace) -> Any:
-    from mcts.world import build_world
+    from mcts.agents.world import build_world
 
     def world_for(method: Method) -> Any:
         return build_world(
@@ -141,7 +123,7 @@ def _world_factory(args: argparse.Namespace) -> Any:
 
 
 def _report(sources: list[Path], out: Path, methods: list[str] | None) -> int:
-    from mcts.eval_report import collect_rows, write_report
+    from mcts.evaluation.report import collect_rows, write_report
 
     rows = collect_rows(sources)
     if not rows:
@@ -152,7 +134,14 @@ def _report(sources: list[Path], out: Path, methods: list[str] | None) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from mcts.evaluate import EvalInputError, Shard, load_questions, parse_methods, result_files, run_eval
+    from mcts.evaluation.runner import (
+        EvalInputError,
+        Shard,
+        load_questions,
+        parse_methods,
+        result_files,
+        run_eval,
+    )
 
     if args.merge:
         dirs = [Path(d) for d in args.merge]
@@ -169,7 +158,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not questions:
         return _err("no questions selected (check --limit / --shard)")
     out = _out_dir(args, "eval")
-    from mcts.models import describe_defaults
+    from mcts.agents.models import describe_defaults
 
     print(describe_defaults(args.policy_model, args.scorer_model))
     print(f"{len(questions)} questions x {len(methods)} methods -> {out}")
@@ -200,8 +189,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze_ranking(args: argparse.Namespace) -> int:
-    from mcts.evaluate import EvalInputError, Shard, load_questions
-    from mcts.ranking import ranking_markdown, read_ranking_csv, run_ranking_analysis
+    from mcts.evaluation.ranking import ranking_markdown, read_ranking_csv, run_ranking_analysis
+    from mcts.evaluation.runner import EvalInputError, Shard, load_questions
 
     if args.merge:
         paths = [Path(d) / "ranking.csv" for d in args.merge]
@@ -227,8 +216,8 @@ def cmd_analyze_ranking(args: argparse.Namespace) -> int:
         world = _world_factory(args)(settings.method)
         cot = None
         if not args.no_cot:
-            from mcts.cot_scorer import CotScorer
-            from mcts.models import load_model, resolve_model_names
+            from mcts.agents.cot_scorer import CotScorer
+            from mcts.agents.models import load_model, resolve_model_names
 
             cot = CotScorer(
                 load_model(args.cot_model or resolve_model_names(args.policy_model, args.scorer_model)[1])

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcts.metrics import GoldAnswer, f1_score
-from mcts.protocols import DEFAULT_IG_PROMPT, Scorer
-from mcts.tree import Tree
+from mcts.evaluation.metrics import GoldAnswer, f1_score
+from mcts.search.protocols import DEFAULT_IG_PROMPT, Scorer
+from mcts.search.tree import Tree
 
 TOP_K = 3  # paper: "best branch kept in IG top-3"
 # The paper's CWQ figures for the IG ranking (DESIGN.md section 2).
@@ -201,7 +201,7 @@ def history_text(tree: Tree, node_id: int, *, cleaned: bool, rules: Collection[A
     that field holds the *rollout's* end state, and the ranking compares the children
     themselves.
     """
-    from mcts.cleaning import DEFAULT_RULES, clean_history, raw_history
+    from mcts.search.cleaning import DEFAULT_RULES, clean_history, raw_history
 
     steps = tree.steps(node_id)
     if not cleaned:
@@ -340,13 +340,13 @@ def run_ranking_analysis(
 ) -> list[ParentComparison]:
     """Search each question (settings.method; classic MCTS in the paper), rank, append CSV rows.
 
-    `questions` are `mcts.evaluate.EvalQuestion`s; `world` has policy, scorer (the IG
+    `questions` are `mcts.evaluation.runner.EvalQuestion`s; `world` has policy, scorer (the IG
     scorer), tools and meta. Rows go to `<out>/ranking.csv` as each question finishes;
     finished question ids go to `<out>/ranking_done.txt`, which `resume` skips.
     """
     import csv
 
-    from mcts.search import run_search
+    from mcts.search.loop import run_search
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -378,8 +378,8 @@ def run_ranking_analysis(
         rows = analyse_tree(tree, q.gold, rankers, question_id=q.id)
         new += rows
         if save_traces:
-            from mcts.evaluate import safe_filename
-            from mcts.trace import save_trace, trace_from_search
+            from mcts.evaluation.runner import safe_filename
+            from mcts.search.trace import save_trace, trace_from_search
 
             save_trace(trace_from_search(search), out / "traces" / f"{safe_filename(q.id)}__ranking.json")
         write_header = not csv_path.exists()

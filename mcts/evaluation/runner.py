@@ -1,7 +1,7 @@
 """Batch evaluation: every method on the same questions, one JSONL line per (question, method).
 
 `run_eval` runs each question through each method with the same settings and seed,
-scores the voted answer against gold (`mcts.metrics`), records the best F1 among the
+scores the voted answer against gold (`mcts.evaluation.metrics`), records the best F1 among the
 run's terminal branches (the "found but not picked" gap) and the run's cost, saves
 the trace, and appends one line to `<out>/results[.shard-i-of-n].jsonl`, flushed and
 fsynced, as soon as the pair finishes. A crash or Ctrl-C loses at most the pair in
@@ -9,10 +9,10 @@ flight; `resume=True` skips every pair already written without an error.
 
 Sharding: `Shard(i, n)` keeps every n-th question (0-based i), after `limit`, so n
 processes that share nothing but the file system can split a question file; each
-writes its own results file, and `mcts.eval_report` merges them.
+writes its own results file, and `mcts.evaluation.report` merges them.
 
 The world (KB, tools, policy, scorer) comes from a factory per method, so the same
-loop runs the real models (`mcts.world.build_world`) and test doubles. This module
+loop runs the real models (`mcts.agents.world.build_world`) and test doubles. This module
 knows nothing of argparse, plotting or model internals.
 """
 
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kb.observation import Value
-from mcts.metrics import GoldAnswer, gold_from_record, score_answers
-from mcts.protocols import Policy, Scorer, Tools
-from mcts.run_meta import RunMeta
-from mcts.settings import Method, SearchSettings
+from mcts.evaluation.metrics import GoldAnswer, gold_from_record, score_answers
+from mcts.search.protocols import Policy, Scorer, Tools
+from mcts.search.run_meta import RunMeta
+from mcts.search.settings import Method, SearchSettings
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ def _gold(gold: Sequence[GoldAnswer]) -> list[dict[str, Any]]:
 
 
 def _save_trace(search: Any, out_dir: Path, question: EvalQuestion, method: Method) -> str:
-    from mcts.trace import save_trace, trace_from_search
+    from mcts.search.trace import save_trace, trace_from_search
 
     rel = Path("traces") / f"{safe_filename(question.id)}__{method.value}.json"
     save_trace(trace_from_search(search), out_dir / rel)
@@ -241,7 +241,7 @@ def evaluate_one(
     out_dir: Path | None = None,
 ) -> EvalRow:
     """Run one method on one question and score it. The search reports its own errors."""
-    from mcts.search import run_search
+    from mcts.search.loop import run_search
 
     run_settings = settings.with_(method=method)
     search, result = run_search(

@@ -19,10 +19,10 @@ import copy
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from mcts.cleaning import DEFAULT_RULES, CleaningRule, clean_history
-from mcts.protocols import DEFAULT_IG_PROMPT, Scorer
-from mcts.settings import Method, SearchSettings, depth_decay
-from mcts.tree import Tree
+from mcts.search.cleaning import DEFAULT_RULES, CleaningRule, clean_history
+from mcts.search.protocols import DEFAULT_IG_PROMPT, Scorer
+from mcts.search.settings import Method, SearchSettings, depth_decay
+from mcts.search.tree import Tree
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The loop never knows which model, store or prompt sits behind these. A toy world
 (see tests) implements them in a few lines; the real ones live in
-`mcts.policy_*`, `mcts.scorer` and `kb.tools`.
+`mcts.policy_*`, `mcts.agents.scorer` and `kb.tools`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Protocol
 
 from kb.actions import Action
 from kb.observation import Observation
-from mcts.steps import Candidate, IGScore, Step
+from mcts.search.steps import Candidate, IGScore, Step
 
 DEFAULT_IG_PROMPT = "Based on this interaction history, the original question is:"
 

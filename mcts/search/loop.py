@@ -11,7 +11,7 @@ one-line detail (and is logged with its traceback).
 
 The phases every method shares (expand, simulate, score, back up) are methods here;
 the per-method drivers (which nodes to expand, when a round ends) live in
-`mcts.strategies`. Stopping rules (DESIGN.md section 2): at most `rounds` rounds,
+`mcts.search.drivers`. Stopping rules (DESIGN.md section 2): at most `rounds` rounds,
 early stop once `early_stop_terminals` terminal branches have a non-empty executed
 result (tree and beam search; the N-sample vote always runs its N paths); a branch is
 terminal at Done or at `max_depth`.
@@ -28,10 +28,11 @@ import time
 from collections.abc import Collection, Generator, Iterator, Sequence
 
 from kb.observation import Observation
-from mcts.branch import branch_answer, validity_of
-from mcts.cleaning import DEFAULT_RULES, CleaningRule, clean_history, raw_history
-from mcts.cost import CostMeter, CostSummary
-from mcts.events import (
+from mcts.search.branch import branch_answer, validity_of
+from mcts.search.cleaning import DEFAULT_RULES, CleaningRule, clean_history, raw_history
+from mcts.search.cost import CostMeter, CostSummary
+from mcts.search.drivers import strategy_for
+from mcts.search.events import (
     AnswerReady,
     CandidatesProposed,
     Event,
@@ -43,12 +44,12 @@ from mcts.events import (
     TerminalFound,
     ValuesBackedUp,
 )
-from mcts.protocols import DEFAULT_IG_PROMPT, Policy, Scorer, Tools
-from mcts.run_meta import RunMeta
-from mcts.settings import Method, SearchSettings, depth_decay
-from mcts.steps import Candidate, Step
-from mcts.tree import NO_PARENT, ROOT_ID, Node, Tree
-from mcts.voting import SearchResult, best_terminal_by_ig, best_terminal_by_value, decide
+from mcts.search.protocols import DEFAULT_IG_PROMPT, Policy, Scorer, Tools
+from mcts.search.run_meta import RunMeta
+from mcts.search.settings import Method, SearchSettings, depth_decay
+from mcts.search.steps import Candidate, Step
+from mcts.search.tree import NO_PARENT, ROOT_ID, Node, Tree
+from mcts.search.voting import SearchResult, best_terminal_by_ig, best_terminal_by_value, decide
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +144,6 @@ class Search:
         yield from self._final_events()
 
     def _drive(self) -> Generator[Event, None, tuple[StopReason, str]]:
-        from mcts.strategies import strategy_for
-
         if hasattr(self.policy, "temperature"):
             # The policy protocol has no temperature argument; a policy that samples
             # with one gets the run's setting (one search uses a policy at a time).

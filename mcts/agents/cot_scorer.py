@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcts.protocols import DEFAULT_IG_PROMPT, Usage
-from mcts.steps import IGScore
+from mcts.search.protocols import DEFAULT_IG_PROMPT, Usage
+from mcts.search.steps import IGScore
 
 RATING_INSTRUCTION = (
     "You judge an agent that answers a question by querying a knowledge base step by step.\n\n"
@@ -90,7 +90,7 @@ def expected_rating(
 
 
 class CotScorer:
-    """Rating scorer over one loaded model (`mcts.models.LoadedModel`)."""
+    """Rating scorer over one loaded model (`mcts.agents.models.LoadedModel`)."""
 
     name = "cot-rating"
 

@@ -1,6 +1,6 @@
 """The ReAct policy: a capable model writes the next Thought and Action itself.
 
-The prompt (`mcts.prompts`: tool description, hand-written few-shot demonstrations,
+The prompt (`mcts.agents.prompts`: tool description, hand-written few-shot demonstrations,
 `Q: ...`, the history as Thought / Action / Observation turns) is continued k times
 in ONE batched `generate` call (`num_return_sequences=k`, sampling at `temperature`;
 one greedy completion when greedy). Generation stops at the next `Observation` (a
@@ -31,9 +31,9 @@ from typing import Any
 
 from kb.action_parser import parse_thought_action
 from kb.actions import ActionParseError
-from mcts.prompts import FewshotName, PromptConfig, messages, render_prompt
-from mcts.protocols import Usage
-from mcts.steps import Candidate, Step
+from mcts.agents.prompts import FewshotName, PromptConfig, messages, render_prompt
+from mcts.search.protocols import Usage
+from mcts.search.steps import Candidate, Step
 
 STOP_TEXT = "Observation"
 ENDPOINT_TIMEOUT_S = 60.0

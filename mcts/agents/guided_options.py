@@ -1,7 +1,7 @@
 """The guided policy's candidate steps at a state, each with a templated thought and a prior.
 
 `enumerate_options(state, mentions, flavour, priors)` lists every sensible next tool
-call given what the history's observations hold (see `mcts.policy_guided` for the
+call given what the history's observations hold (see `mcts.agents.policy_guided` for the
 list). Each option carries a `prior`: a documented term added to the language
 model's score (see `Priors`), and a cheap `rank` used only to cap the number of
 candidates before the model scores them.
@@ -22,8 +22,8 @@ from kb.actions import Action
 from kb.flavour import Flavour
 from kb.name_index import STOPWORDS
 from kb.observation import EntityHit, GraphPattern, Value
-from mcts.guided_state import GuidedState, squash
-from mcts.query_builder import (
+from mcts.agents.guided_state import GuidedState, squash
+from mcts.agents.query_builder import (
     Op,
     Query,
     answer_pattern_query,

@@ -1,6 +1,6 @@
 """What a run was made with, for traces and reports: KB spec, model ids, policy kind.
 
-Plain data only; `mcts.world.build_world` fills it in. Knows nothing else.
+Plain data only; `mcts.agents.world.build_world` fills it in. Knows nothing else.
 """
 
 from __future__ import annotations

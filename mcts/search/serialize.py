@@ -11,8 +11,8 @@ from typing import Any
 
 from kb.actions import Action
 from kb.observation import EntityHit, GraphPattern, Observation, Value
-from mcts.steps import Step
-from mcts.tree import Node, Tree
+from mcts.search.steps import Step
+from mcts.search.tree import Node, Tree
 
 
 def value_to_dict(value: Value) -> dict[str, Any]:

@@ -24,22 +24,63 @@ Single and vote make no scorer calls unless the search was asked to score baseli
 from __future__ import annotations
 
 import random
-from collections.abc import Generator
-from typing import TYPE_CHECKING
+from collections.abc import Generator, Sequence
+from typing import Protocol
 
-from mcts.branch import branch_answer
-from mcts.cleaning import clean_history
-from mcts.events import Event, NodeSelected, RoundStarted, SimulationStep, StopReason
-from mcts.settings import Method
-from mcts.tree import ROOT_ID, Tree
-
-if TYPE_CHECKING:
-    from mcts.search import Search
+from mcts.search.branch import branch_answer
+from mcts.search.cleaning import CleaningRule, clean_history
+from mcts.search.events import (
+    Event,
+    NodeSelected,
+    RoundFinished,
+    RoundStarted,
+    SimulationStep,
+    StopReason,
+    ValuesBackedUp,
+)
+from mcts.search.settings import Method, SearchSettings
+from mcts.search.steps import Candidate, Step
+from mcts.search.tree import ROOT_ID, Tree
 
 Driver = Generator[Event, None, tuple[StopReason, str]]
 
 
-def strategy_for(search: Search) -> Driver:
+class SearchPhases(Protocol):
+    """The shared phases a driver calls; `mcts.search.loop.Search` provides them.
+
+    Passed in (as mctx passes its functions into the search) so the drivers never import
+    the loop that runs them.
+    """
+
+    settings: SearchSettings
+    tree: Tree
+    rng: random.Random
+    rounds_done: int
+    cleaning_rules: frozenset[CleaningRule]
+
+    @property
+    def scores_rewards(self) -> bool: ...
+
+    def propose(
+        self, node_id: int, history: Sequence[Step], k: int, rng: random.Random, greedy: bool
+    ) -> list[Candidate]: ...
+
+    def execute(self, cand: Candidate) -> Step: ...
+
+    def expand(
+        self, node_id: int, k: int, rng: random.Random, greedy: bool = False
+    ) -> Generator[Event, None, list[int]]: ...
+
+    def score(self, node_ids: Sequence[int]) -> Generator[Event, None, None]: ...
+
+    def backup(self, node_id: int) -> ValuesBackedUp: ...
+
+    def round_finished(self) -> RoundFinished: ...
+
+    def early_stop(self) -> tuple[StopReason, str] | None: ...
+
+
+def strategy_for(search: SearchPhases) -> Driver:
     method = search.settings.method
     if method in (Method.FAST, Method.CLASSIC, Method.CONSTANT):
         return mcts_rounds(search)
@@ -59,13 +100,13 @@ def select_leaf(tree: Tree, c: float) -> int:
     return node_id
 
 
-def _exhausted(search: Search) -> tuple[StopReason, str]:
+def _exhausted(search: SearchPhases) -> tuple[StopReason, str]:
     if not search.tree.root.children:
         return "exhausted", "the policy proposed no step at the root"
     return "exhausted", f"no open branch left after {search.rounds_done} rounds"
 
 
-def mcts_rounds(search: Search) -> Driver:
+def mcts_rounds(search: SearchPhases) -> Driver:
     s = search.settings
     for _ in range(s.rounds):
         if search.tree.is_closed(ROOT_ID):
@@ -91,7 +132,7 @@ def mcts_rounds(search: Search) -> Driver:
     return "budget", f"all {s.rounds} rounds used"
 
 
-def simulate(search: Search, node_id: int) -> Generator[Event, None, None]:
+def simulate(search: SearchPhases, node_id: int) -> Generator[Event, None, None]:
     """Classic MCTS rollout: the policy continues one sampled path to Done or max depth."""
     node = search.tree[node_id]
     history = search.tree.steps(node_id)
@@ -115,7 +156,7 @@ def simulate(search: Search, node_id: int) -> Generator[Event, None, None]:
     node.cleaned_history = clean_history(end_state, search.cleaning_rules).text
 
 
-def beam_rounds(search: Search) -> Driver:
+def beam_rounds(search: SearchPhases) -> Driver:
     s = search.settings
     kept = [ROOT_ID]
     for _ in range(s.rounds):
@@ -142,7 +183,7 @@ def beam_rounds(search: Search) -> Driver:
     return "budget", f"all {s.rounds} levels used"
 
 
-def path_rounds(search: Search) -> Driver:
+def path_rounds(search: SearchPhases) -> Driver:
     s = search.settings
     single = s.method == Method.SINGLE
     paths = 1 if single else min(s.vote_samples, s.rounds)

@@ -1,6 +1,6 @@
 """Evaluation report: merge results files, one table per method, per-hop F1, plots.
 
-Reads the JSONL lines `mcts.evaluate` writes (any number of run directories or
+Reads the JSONL lines `mcts.evaluation.runner` writes (any number of run directories or
 shard files; for a (question, method) pair seen twice the last readable line wins,
 and a line with an error loses to one without). Methods are compared on the
 questions that *every* listed method finished, so "time vs vote" and F1 compare
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mcts.evaluate import EvalRow, read_rows, result_files
+from mcts.evaluation.runner import EvalRow, read_rows, result_files
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def _methods_in(rows: Sequence[EvalRow], order: Sequence[str] | None) -> list[st
     seen = list(dict.fromkeys(r.method for r in rows))
     if order:
         return [m for m in order if m in seen]
-    from mcts.evaluate import ALL_METHODS
+    from mcts.evaluation.runner import ALL_METHODS
 
     canonical = [m.value for m in ALL_METHODS]
     return sorted(seen, key=lambda m: (canonical.index(m) if m in canonical else len(canonical), m))

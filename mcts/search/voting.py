@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kb.observation import Value
-from mcts.cost import CostSummary
-from mcts.events import StopReason
-from mcts.serialize import values_from_list, values_to_list
-from mcts.settings import VoteMode
-from mcts.tree import Node, Tree
+from mcts.search.cost import CostSummary
+from mcts.search.events import StopReason
+from mcts.search.serialize import values_from_list, values_to_list
+from mcts.search.settings import VoteMode
+from mcts.search.tree import Node, Tree
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 `build_world(kb_spec, policy_kind=..., policy_model=..., scorer_model=..., method=...)`
 opens the KB (`kb.spec.open_kb`, cached per spec), wraps it in the agent's `Toolbox`,
-loads the models (`mcts.models.load_model`, cached per model id, so a policy and a
+loads the models (`mcts.agents.models.load_model`, cached per model id, so a policy and a
 scorer naming the same model share one copy of the weights) and builds:
 
 - policy: `GuidedPolicy(model, toolbox)` (default; enumerated tool calls chosen by
@@ -23,8 +23,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcts.run_meta import RunMeta
-from mcts.settings import Method
+from mcts.search.run_meta import RunMeta
+from mcts.search.settings import Method
 
 PolicyKind = Literal["guided", "react"]
 POLICY_KINDS: tuple[PolicyKind, ...] = ("guided", "react")
@@ -33,9 +33,9 @@ POLICY_KINDS: tuple[PolicyKind, ...] = ("guided", "react")
 @dataclass(frozen=True)
 class World:
     kb: Any  # kb.base.KnowledgeBase
-    tools: Any  # kb.tools.Toolbox (implements mcts.protocols.Tools)
-    policy: Any  # mcts.protocols.Policy
-    scorer: Any  # mcts.protocols.Scorer
+    tools: Any  # kb.tools.Toolbox (implements mcts.search.protocols.Tools)
+    policy: Any  # mcts.search.protocols.Policy
+    scorer: Any  # mcts.search.protocols.Scorer
     meta: RunMeta
 
 
@@ -58,7 +58,7 @@ def build_world(
     if policy_kind not in POLICY_KINDS:
         raise ValueError(f"unknown policy kind {policy_kind!r}; expected one of {', '.join(POLICY_KINDS)}")
     from kb.spec import resolve_spec
-    from mcts.models import resolve_model_names
+    from mcts.agents.models import resolve_model_names
 
     spec = resolve_spec(kb_spec)
     pol_name, sco_name = resolve_model_names(policy_model, scorer_model)
@@ -91,19 +91,19 @@ def _build(
 ) -> World:
     from kb.spec import open_kb
     from kb.tools import Toolbox
-    from mcts.models import DEFAULT_MODEL, load_model
-    from mcts.scorer import ConstantScorer, IGScorer
+    from mcts.agents.models import DEFAULT_MODEL, load_model
+    from mcts.agents.scorer import ConstantScorer, IGScorer
 
     kb = open_kb(spec)
     tools = Toolbox(kb)
     if policy_kind == "guided":
-        from mcts.policy_guided import GuidedPolicy
+        from mcts.agents.policy_guided import GuidedPolicy
 
         policy = GuidedPolicy(load_model(pol_name), tools)
         policy_id = pol_name
     else:
-        from mcts.policy_react import ReActPolicy
-        from mcts.prompts import PromptConfig
+        from mcts.agents.policy_react import ReActPolicy
+        from mcts.agents.prompts import PromptConfig
 
         prompt = PromptConfig.for_flavour(tools.flavour.name)  # tools and demos in the KB's terms
 

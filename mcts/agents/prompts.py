@@ -26,12 +26,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from mcts.steps import Step
+from mcts.search.steps import Step
 
 FewshotName = Literal["freebase", "demo", "wikidata", "none"]
 FEWSHOT_NAMES: tuple[FewshotName, ...] = ("freebase", "demo", "wikidata", "none")
 Vocabulary = Literal["freebase", "wikidata"]  # a `kb.flavour.Flavour` name
-EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 
 _TOOL_LINES = """\
 You answer a question over a knowledge base in the shape of {shape} by calling tools, one call per step.

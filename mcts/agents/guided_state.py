@@ -2,7 +2,7 @@
 
 Read from the history's structured observations only (`Observation.entities`,
 `.patterns`, `.values`), never from observation text. Queries of the history are read
-back with `mcts.query_builder.parse_query`; SPARQL in any other form is remembered as
+back with `mcts.agents.query_builder.parse_query`; SPARQL in any other form is remembered as
 executed but not extended. This module knows nothing of models or prompts.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from kb.flavour import Flavour
 from kb.observation import EntityHit, GraphPattern, Value
-from mcts.query_builder import Query, answer_pattern_query, parse_query
-from mcts.steps import Step
+from mcts.agents.query_builder import Query, answer_pattern_query, parse_query
+from mcts.search.steps import Step
 
 
 def squash(text: str) -> str:

@@ -1,5 +1,5 @@
 """Command line: `python -m mcts run ...` answers one question; `python -m mcts replay TRACE`
-prints a saved run's tree. `eval` / `analyze-ranking` come from `mcts.cli_eval`.
+prints a saved run's tree. `eval` / `analyze-ranking` come from `mcts.cli.eval_commands`.
 
 `run` prints the model defaults, one line per round (nodes, terminals, the principal
 branch and its reward), then the answer, its SPARQL, the vote table and the cost; with
@@ -18,43 +18,11 @@ import json
 import math
 import sys
 from dataclasses import fields
-from enum import Enum
 from typing import Any
 
-from mcts.cleaning import DEFAULT_RULES, CleaningRule
-from mcts.settings import SearchSettings
-
-_HELP = {
-    "method": "search method",
-    "rounds": "at most this many rounds (paper: 12)",
-    "k": "candidates per expansion (paper: 5)",
-    "c": "UCT exploration constant (ours: 1.0)",
-    "alpha": "IG reward scale (paper: 2)",
-    "beta": "IG reward sharpness (paper: 10)",
-    "expected_depth": "depth decay starts after this depth (paper: 7)",
-    "decay_rate": "decay per level beyond the expected depth (paper: 0.1)",
-    "max_depth": "a branch is terminal here (paper: 10)",
-    "early_stop_terminals": "stop once this many terminals have a non-empty result (paper: 5; not the vote)",
-    "beam_width": "beam: nodes kept per level (3)",
-    "vote_samples": "vote: sampled paths (5)",
-    "temperature": "policy sampling temperature",
-    "constant_reward": "constant-reward ablation: the reward",
-    "vote_mode": "how the final answer is chosen",
-    "seed": "random seed (same seed, same tree)",
-}
-
-
-def _add_settings_flags(parser: argparse.ArgumentParser) -> None:
-    defaults = SearchSettings()
-    for f in fields(SearchSettings):
-        value = getattr(defaults, f.name)
-        flag = "--" + f.name.replace("_", "-")
-        help_text = f"{_HELP.get(f.name, f.name)} (default: {getattr(value, 'value', value)})"
-        if isinstance(value, Enum):
-            choices = [m.value for m in type(value)]
-            parser.add_argument(flag, dest=f.name, choices=choices, default=value.value, help=help_text)
-        else:
-            parser.add_argument(flag, dest=f.name, type=type(value), default=value, help=help_text)
+from mcts.cli.flags import add_settings_flags
+from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
+from mcts.search.settings import SearchSettings
 
 
 def _rules(text: str | None) -> frozenset[CleaningRule]:
@@ -79,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--kb", default=None, help='KB spec: "demo", an RDF file/folder or a SPARQL URL (env KB)'
     )
     run.add_argument("--question", "-q", required=True)
-    _add_settings_flags(run)
+    add_settings_flags(run, skip=())
     run.add_argument("--policy", choices=["guided", "react"], default="guided", help="policy kind")
     run.add_argument("--policy-model", default=None, help="policy model id or folder (env POLICY_MODEL)")
     run.add_argument("--scorer-model", default=None, help="IG scorer model id or folder (env SCORER_MODEL)")
@@ -102,12 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("trace")
     replay.set_defaults(func=cmd_replay)
 
-    try:
-        from mcts import cli_eval
-    except ImportError:  # the evaluation commands are optional
-        cli_eval = None
-    if cli_eval is not None:
-        cli_eval.register(sub)
+    from mcts.cli import eval_commands
+
+    eval_commands.register(sub)
     return parser
 
 
@@ -130,17 +95,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         rules = _rules(args.rules)
     except (ValueError, argparse.ArgumentTypeError) as exc:
         return _err(str(exc))
-    from mcts.models import describe_defaults
+    from mcts.agents.models import describe_defaults
 
     say = (lambda *_a, **_k: None) if args.json else print
     say(describe_defaults(args.policy_model, args.scorer_model))
-    from mcts.search import Search, check_question
+    from mcts.search.loop import Search, check_question
 
     problem = check_question(args.question)
     if problem is not None:
         return _err(f"invalid question: {problem}")
     try:
-        from mcts.world import build_world
+        from mcts.agents.world import build_world
 
         world = build_world(
             args.kb,
@@ -169,7 +134,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     assert result is not None  # run() always sets it
     trace_path = None
     if args.trace:
-        from mcts.trace import save_trace, trace_from_search
+        from mcts.search.trace import save_trace, trace_from_search
 
         trace_path = str(save_trace(trace_from_search(search), args.trace))
     if args.json:
@@ -180,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _drain(search: Any, say: Any) -> None:
-    from mcts.events import RoundFinished
+    from mcts.search.events import RoundFinished
 
     events = search.run()
     try:
@@ -246,7 +211,7 @@ def _node_ref(node_id: int | None) -> str:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from mcts.trace import TraceError, load_trace
+    from mcts.search.trace import TraceError, load_trace
 
     try:
         trace = load_trace(args.trace)

@@ -1,0 +1,47 @@
+"""Command-line flags shared by `run`, `eval` and `analyze-ranking`: one help text per setting.
+
+Every `SearchSettings` field becomes a flag (`rounds` -> `--rounds`); enums become choices.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import fields
+from enum import Enum
+
+from mcts.search.settings import SearchSettings
+
+_HELP = {
+    "method": "search method",
+    "rounds": "at most this many rounds (paper: 12)",
+    "k": "candidates per expansion (paper: 5)",
+    "c": "UCT exploration constant (ours: 1.0)",
+    "alpha": "IG reward scale (paper: 2)",
+    "beta": "IG reward sharpness (paper: 10)",
+    "expected_depth": "depth decay starts after this depth (paper: 7)",
+    "decay_rate": "decay per level beyond the expected depth (paper: 0.1)",
+    "max_depth": "a branch is terminal here (paper: 10)",
+    "early_stop_terminals": "stop once this many terminals have a non-empty result (paper: 5; not the vote)",
+    "beam_width": "beam: nodes kept per level (3)",
+    "vote_samples": "vote: sampled paths (5)",
+    "temperature": "policy sampling temperature",
+    "constant_reward": "constant-reward ablation: the reward",
+    "vote_mode": "how the final answer is chosen",
+    "seed": "random seed (same seed, same tree)",
+}
+
+
+def add_settings_flags(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ("method",)) -> None:
+    """One flag per `SearchSettings` field except those in `skip`, defaulting to the paper's value."""
+    defaults = SearchSettings()
+    for f in fields(SearchSettings):
+        if f.name in skip:
+            continue
+        value = getattr(defaults, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        help_text = f"{_HELP.get(f.name, f.name)} (default: {getattr(value, 'value', value)})"
+        if isinstance(value, Enum):
+            choices = [m.value for m in type(value)]
+            parser.add_argument(flag, dest=f.name, choices=choices, default=value.value, help=help_text)
+        else:
+            parser.add_argument(flag, dest=f.name, type=type(value), default=value, help=help_text)
