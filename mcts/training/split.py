@@ -1,0 +1,66 @@
+"""The fixed split of `dev.jsonl`: which questions train, which choose settings, which test.
+
+The split is data (`examples/splits/fbqa_dev.json`): ids only, so it can be shipped with
+the repo while the questions stay in `../shared/data/fbqa`. `make_split` is how the file
+was made (stratified by source and hops, seeded); it is kept to show that nothing about
+the split looked at answers or results.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+SPLIT_FILE = Path(__file__).resolve().parents[2] / "examples" / "splits" / "fbqa_dev.json"
+PARTS = ("train", "choose", "test")
+
+
+def make_split(
+    records: Sequence[dict[str, Any]], *, train: float = 0.735, choose: float = 0.1, seed: int = 13
+) -> dict[str, list[str]]:
+    """Ids per part: within each (source, hops) stratum, ids sorted then shuffled with `seed`."""
+    strata: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for rec in records:
+        strata[(str(rec.get("source", "")), int(rec.get("hops") or 0))].append(str(rec["id"]))
+    rng = random.Random(seed)
+    out: dict[str, list[str]] = {p: [] for p in PARTS}
+    for key in sorted(strata):
+        ids = sorted(strata[key])
+        rng.shuffle(ids)
+        n_train, n_choose = round(train * len(ids)), round(choose * len(ids))
+        out["train"] += ids[:n_train]
+        out["choose"] += ids[n_train : n_train + n_choose]
+        out["test"] += ids[n_train + n_choose :]
+    return {p: sorted(v) for p, v in out.items()}
+
+
+def load_split(path: str | Path = SPLIT_FILE) -> dict[str, list[str]]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {p: list(data[p]) for p in PARTS}
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    with Path(path).open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def select(records: Iterable[dict[str, Any]], ids: Iterable[str]) -> list[dict[str, Any]]:
+    """The records whose id is in `ids`, in file order."""
+    wanted = set(ids)
+    return [r for r in records if str(r.get("id")) in wanted]
+
+
+def write_part(questions: str | Path, part: str, out: str | Path, split: str | Path = SPLIT_FILE) -> int:
+    """Write the questions of one part as JSONL (for `python -m mcts eval --questions`)."""
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r}; expected one of {', '.join(PARTS)}")
+    rows = select(read_jsonl(questions), load_split(split)[part])
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with Path(out).open("w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return len(rows)
