@@ -35,8 +35,9 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     from mcts.search.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
     from mcts.search.protocols import DEFAULT_IG_PROMPT
     from mcts.search.settings import SearchSettings
-    from ui import handlers, inspect
+    from ui import handlers, inspector, replay, rescoring, traces
     from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
+    from ui.render import EMPTY_DETAIL
     from ui.theme import ABOUT_MD, HEADER_HTML, LAB_MD
     from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS
 
@@ -134,7 +135,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                             info="or click a point in the tree, or a table row",
                             elem_id="node-dd",
                         )
-                        detail = gr.Markdown(inspect.EMPTY_DETAIL, elem_id="node-detail")
+                        detail = gr.Markdown(EMPTY_DETAIL, elem_id="node-detail")
                         history = gr.HTML(elem_id="history")
                     with gr.Column(scale=2, elem_id="answer-panel"):
                         answer = gr.Markdown("*No answer yet.*", elem_id="answer")
@@ -174,7 +175,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                 lab_status = gr.Markdown(elem_id="lab-status")
                 rank_changes = gr.Markdown(elem_id="rank-changes")
                 reward_table = gr.Dataframe(
-                    headers=inspect.REWARD_TABLE_HEADERS,
+                    headers=rescoring.REWARD_TABLE_HEADERS,
                     label="Rewards before → after (largest change first)",
                     interactive=False,
                     max_height=360,
@@ -255,34 +256,34 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
         question.submit(
             GPU(handlers.run), [state, question, kb, method, *settings_inputs, rules, ig_prompt], main_outputs,
             api_visibility="private", **model_group,
-        ).then(inspect.sync_replay, state, replay_outputs, api_name="sync_replay_submit", api_visibility="private", **cheap)  # fmt: skip
-        run_event.then(inspect.sync_replay, state, replay_outputs, api_name="sync_replay", **cheap)
+        ).then(replay.sync_replay, state, replay_outputs, api_name="sync_replay_submit", api_visibility="private", **cheap)  # fmt: skip
+        run_event.then(replay.sync_replay, state, replay_outputs, api_name="sync_replay", **cheap)
         stop_btn.click(handlers.stop, state, status, api_name="stop", **cheap)
 
         inspect_outputs = [detail, history, plot, node_dd]
-        node_dd.input(inspect.inspect, [state, node_dd], inspect_outputs, api_name="inspect", **cheap)
-        table.select(inspect.inspect_row, state, inspect_outputs, api_visibility="private", **cheap)
+        node_dd.input(inspector.inspect_node, [state, node_dd], inspect_outputs, api_name="inspect", **cheap)
+        table.select(inspector.inspect_row, state, inspect_outputs, api_visibility="private", **cheap)
         click_go.click(
-            inspect.inspect, [state, click_node], inspect_outputs, api_visibility="private", **cheap
+            inspector.inspect_node, [state, click_node], inspect_outputs, api_visibility="private", **cheap
         )
 
         rescore_btn.click(
-            GPU(inspect.rescore), [state, rules, ig_prompt, scorer_model],
+            GPU(rescoring.rescore), [state, rules, ig_prompt, scorer_model],
             [lab_status, rank_changes, reward_table, lab_plot, *main_outputs], api_name="rescore", **model_group,
         )  # fmt: skip
         upload.upload(
-            inspect.load,
+            traces.load,
             [state, upload],
             [*main_outputs, *replay_outputs, rules, ig_prompt],
             api_name="load_trace",
             **cheap,
         )
         bundled.input(
-            inspect.load_bundled, [state, bundled], [*main_outputs, *replay_outputs, rules, ig_prompt],
+            traces.load_bundled, [state, bundled], [*main_outputs, *replay_outputs, rules, ig_prompt],
             api_name="load_example_trace", **cheap,
         )  # fmt: skip
         replay_slider.release(
-            inspect.replay, [state, replay_slider], [replay_plot, replay_status], api_name="replay", **cheap
+            replay.replay, [state, replay_slider], [replay_plot, replay_status], api_name="replay", **cheap
         )
         compare_btn.click(
             GPU(handlers.compare), [state, question, kb, method_a, method_b, *settings_inputs],

@@ -87,8 +87,10 @@ TRACES_DIR = Path(__file__).resolve().parents[1] / "examples" / "traces"
 
 
 def bundled_traces(folder: Path = TRACES_DIR) -> list[str]:
-    """File names of the recorded traces shipped in examples/traces/."""
-    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+    """File names of the recorded traces shipped in examples/traces/ (not its manifest)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.glob("*.json") if p.name != "manifest.json")
 
 
 def bundled_trace_path(name: str, folder: Path = TRACES_DIR) -> Path | None:

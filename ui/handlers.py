@@ -5,29 +5,28 @@ the status bar and a toast (the app keeps serving). Searches run through
 `ui.stream.pump`, which redraws once per burst of events and keeps the clock ticking
 during model calls. Models and KBs come from `mcts.agents.world.build_world` (cached per
 process, shared read-only by all sessions); each session's tree is its own.
-Inspecting, re-scoring and traces are in `ui.inspect`.
+Inspecting is in `ui.inspector`, re-scoring in `ui.rescoring`, traces in
+`ui.traces`, replay in `ui.replay`.
 """
 
 from __future__ import annotations
 
 import logging
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
 from mcts.search.cleaning import CleaningRule
-from mcts.search.events import Event, NodeSelected, RoundFinished
 from mcts.search.loop import Search, check_question, one_line
 from mcts.search.settings import Method, SearchSettings
-from mcts.search.trace import save_trace, trace_from_search
+from mcts.search.trace import trace_from_search
 from ui.render import figure, live_status, main_view, message_view
 from ui.session import Session
 from ui.stream import pump
+from ui.traces import write_trace
 from viz import cost_markdown
 
 log = logging.getLogger(__name__)
@@ -46,7 +45,6 @@ MAX_KB_SPEC_CHARS = 500
 _ACTIVE: dict[str, Search] = {}
 _ACTIVE_LOCK = threading.Lock()
 _WARM: set[tuple[Any, ...]] = set()  # world arguments already loaded in this process
-_TRACE_DIR = Path(tempfile.gettempdir()) / "mcts-kbqa-traces"
 
 
 def session_key(request: gr.Request | None, session: Session) -> str:
@@ -152,27 +150,6 @@ def world_key(
     )
 
 
-def absorb(session: Session, events: list[Event]) -> None:
-    """Fold a batch of events into the session's highlights."""
-    session.events.extend(events)
-    for event in events:
-        if isinstance(event, NodeSelected):
-            session.selected_path = tuple(event.path)
-        elif isinstance(event, RoundFinished):
-            session.best_node = event.best_node_id
-
-
-def save_run_trace(search: Search) -> str | None:
-    try:
-        _TRACE_DIR.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = _TRACE_DIR / f"trace-{search.settings.method.value}-{stamp}-{id(search) % 10_000}.json"
-        return str(save_trace(trace_from_search(search), path))
-    except Exception:  # a trace that cannot be written must not cost the user the run
-        log.exception("could not save the trace")
-        return None
-
-
 def _prepare(question: str, settings_args: tuple[Any, ...]) -> tuple[SearchSettings, str]:
     """Validated settings and question; raises ValueError with the line to show."""
     problem = check_question(question or "")
@@ -245,10 +222,10 @@ def run(
             if not batch:  # a model call in flight: tick the clock only
                 yield message_view(_running_status(session, search, phase))
                 continue
-            absorb(session, batch)
+            session.absorb(batch)
             yield main_view(session, _running_status(session, search, phase), full=False, cost=search.cost())
         session.result = search.result
-        session.trace_path = save_run_trace(search)
+        session.trace_path = write_trace(trace_from_search(search), settings.method.value)
         session.recorded_tree = search.tree
         yield main_view(session, _final_status(session))
     finally:
@@ -352,7 +329,7 @@ def compare(
                 if not batch:
                     yield (status, skip, skip, skip, skip)
                     continue
-                absorb(view, batch)
+                view.absorb(batch)
                 panes[i] = (figure(view, height=460), cost_markdown(search.cost()))
                 yield (status, *panes[0], *panes[1])
         finally:

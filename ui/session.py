@@ -7,10 +7,11 @@ the session that pressed it. Knows nothing of Gradio.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
-from mcts.search.events import Event
+from mcts.search.events import Event, NodeSelected, RoundFinished
 from mcts.search.protocols import DEFAULT_IG_PROMPT
 from mcts.search.run_meta import RunMeta
 from mcts.search.settings import SearchSettings
@@ -37,6 +38,15 @@ class Session:
     def reset(self) -> None:
         """Back to an empty view, in place (the gr.State keeps holding this object)."""
         self.__dict__.update(Session().__dict__)
+
+    def absorb(self, events: Iterable[Event]) -> None:
+        """Fold events (a live batch or a loaded trace's whole list) into the highlights."""
+        for event in events:
+            self.events.append(event)
+            if isinstance(event, NodeSelected):
+                self.selected_path = tuple(event.path)
+            elif isinstance(event, RoundFinished):
+                self.best_node = event.best_node_id
 
     def best_path(self) -> list[int] | None:
         """Root .. the best node: the result's best branch by value, else the live principal leaf."""

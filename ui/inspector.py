@@ -1,0 +1,49 @@
+"""The node inspector: one node's numbers and histories, chosen by id, click or table row.
+
+Cheap and model-free. A node id that does not exist, or no tree yet, gives one clear
+line and changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from ui.render import figure, inspector
+from ui.session import Session
+
+
+def parse_node_id(value: Any) -> int | None:
+    """A node id from a dropdown value, a table cell or the click bridge ("12" or "12@<nonce>")."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float):
+        return int(value)
+    text = str(value).split("@", 1)[0].strip()
+    try:
+        return int(float(text))
+    except ValueError:
+        return None
+
+
+def inspect_node(session: Session, node: Any) -> tuple[Any, ...]:
+    """Show one node. Outputs: detail, history, figure, dropdown value."""
+    tree = session.tree
+    node_id = parse_node_id(node)
+    if tree is None:
+        return ("*No tree yet: run a search or load a trace.*", "", gr.skip(), gr.skip())
+    if node_id is None or not 0 <= node_id < len(tree):
+        return (f"*No node {node!s} in this tree (ids 0–{len(tree) - 1}).*", "", gr.skip(), gr.skip())
+    session.inspected = node_id
+    detail, hist = inspector(session)
+    return (detail, hist, figure(session), gr.update(value=node_id))
+
+
+def inspect_row(session: Session, evt: gr.SelectData) -> tuple[Any, ...]:
+    """A click on a node-table row: the first cell is the node id."""
+    row = getattr(evt, "row_value", None)
+    value = row[0] if row else None
+    if value is None and isinstance(evt.index, list | tuple) and session.tree is not None:
+        value = evt.index[0]  # the table lists nodes in id order
+    return inspect_node(session, value)
