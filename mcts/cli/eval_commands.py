@@ -5,11 +5,14 @@
     python -m mcts eval ... --out runs/demo --resume          # continue after a crash / Ctrl-C
     python -m mcts eval ... --out runs/dev --shard 0/4         # one of 4 processes (0/4 .. 3/4)
     python -m mcts eval --merge runs/dev [runs/other ...] --out runs/dev   # one table from shards
+    python -m mcts eval ... --out runs/dev --workers 4                 # 4 Ray workers on this machine
+    python -m mcts eval ... --out runs/dev --ray-address auto --gpus-per-worker 1   # a Ray cluster
     python -m mcts analyze-ranking --kb demo --questions examples/questions.jsonl --limit 10 --out runs/rank
     python -m mcts analyze-ranking --merge runs/rank [runs/rank2 ...]      # table from finished CSVs
 
 Every `SearchSettings` field except `method` is a flag (`--rounds`, `--k`, ...), shared
-by all methods. Exit status: 0 done, 2 bad arguments / KB / model / question file,
+by all methods. `--workers` / `--ray-address` run the pairs on Ray
+(`mcts.evaluation.distributed`); without them the evaluation runs in this process. Exit status: 0 done, 2 bad arguments / KB / model / question file,
 130 interrupted (what finished is saved; rerun with --resume). Heavy modules are
 imported when a command runs, so `--help` stays instant.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,23 @@ def _world_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-traces", action="store_true", help="do not save a trace per run")
 
 
+def _ray_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="run on Ray with N worker actors (each loads the KB and models once); "
+        "local Ray unless --ray-address",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        help='an existing Ray cluster ("auto", "ray://head:10001"); workers: --workers or what fits',
+    )
+    parser.add_argument("--cpus-per-worker", type=float, default=1.0, help="Ray CPUs per worker (1)")
+    parser.add_argument("--gpus-per-worker", type=float, default=0.0, help="Ray GPUs per worker (0)")
+
+
 def register(subparsers: Any) -> None:
     """Add `eval` and `analyze-ranking` to the `python -m mcts` subcommands."""
     ev = subparsers.add_parser("eval", help="evaluate search methods on a question file (accuracy and cost)")
@@ -66,6 +86,7 @@ def register(subparsers: Any) -> None:
         help="only merge results of these run dirs / shards",
     )
     _world_flags(ev)
+    _ray_flags(ev)
     add_settings_flags(ev)
     ev.set_defaults(func=cmd_eval)
 
@@ -105,21 +126,36 @@ def _out_dir(args: argparse.Namespace, command: str) -> Path:
     return Path(args.out) if args.out else Path("runs") / f"{command}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def _world_factory(args: argparse.Namespace) -> Any:
-    from mcts.agents.world import build_world
+@dataclass(frozen=True)
+class WorldSpec:
+    """The world arguments of a command, callable per method; plain data, so Ray can ship
+    it to workers, each of which builds (and caches) its own world from it."""
 
-    def world_for(method: Method) -> Any:
+    kb: str | None
+    policy: str
+    policy_model: str | None
+    scorer_model: str | None
+    policy_endpoint: str | None
+    constant_reward: float
+
+    def __call__(self, method: Method) -> Any:
+        from mcts.agents.world import build_world
+
         return build_world(
-            args.kb,
-            policy_kind=args.policy,
-            policy_model=args.policy_model,
-            scorer_model=args.scorer_model,
-            policy_endpoint=args.policy_endpoint,
+            self.kb,
+            policy_kind=self.policy,  # type: ignore[arg-type]  # argparse choices
+            policy_model=self.policy_model,
+            scorer_model=self.scorer_model,
+            policy_endpoint=self.policy_endpoint,
             method=method,
-            constant_reward=args.constant_reward,
+            constant_reward=self.constant_reward,
         )
 
-    return world_for
+
+def _world_factory(args: argparse.Namespace) -> WorldSpec:
+    return WorldSpec(
+        args.kb, args.policy, args.policy_model, args.scorer_model, args.policy_endpoint, args.constant_reward
+    )
 
 
 def _report(sources: list[Path], out: Path, methods: list[str] | None) -> int:
@@ -163,6 +199,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(describe_defaults(args.policy_model, args.scorer_model))
     print(f"{len(questions)} questions x {len(methods)} methods -> {out}")
     world_for = _world_factory(args)
+    if args.workers is not None or args.ray_address:
+        code = _eval_on_ray(args, questions, methods, world_for, settings, out, shard)
+        return code if code else _report(result_files(out), out, [m.value for m in methods])
     try:
         for method in methods:  # open the KB and load the models up front: bad specs fail fast
             world_for(method)
@@ -186,6 +225,56 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"\ninterrupted: finished pairs are saved in {out}; continue with --resume", file=sys.stderr)
         return 130
     return _report(result_files(out), out, [m.value for m in methods])
+
+
+def _eval_on_ray(
+    args: argparse.Namespace,
+    questions: Any,
+    methods: Any,
+    world_for: WorldSpec,
+    settings: SearchSettings,
+    out: Path,
+    shard: Any,
+) -> int:
+    """The pairs on Ray workers; 0 when done (the caller writes the report), else an exit code."""
+    from mcts.evaluation.runner import EvalInputError
+
+    try:
+        from mcts.evaluation.distributed import RayOptions, WorkerStartError, run_eval_ray
+
+        options = RayOptions(
+            workers=args.workers,
+            address=args.ray_address,
+            cpus_per_worker=args.cpus_per_worker,
+            gpus_per_worker=args.gpus_per_worker,
+        )
+    except ImportError:
+        return _err("--workers / --ray-address need Ray: pip install -r requirements-dev.txt")
+    except EvalInputError as exc:
+        return _err(str(exc))
+    try:
+        result = run_eval_ray(
+            questions,
+            methods,
+            world_for,
+            settings,
+            out,
+            options,
+            shard=shard,
+            resume=args.resume,
+            save_traces=not args.no_traces,
+            progress=not args.no_progress,
+        )
+    except (EvalInputError, WorkerStartError) as exc:
+        return _err(str(exc))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: finished pairs are saved in {out}; continue with --resume", file=sys.stderr)
+        return 130
+    for info in result.workers:
+        print(f"worker pid {info.pid} on {info.node}: KB and models loaded in {info.load_s:.1f} s")
+    if result.worker_deaths:
+        print(f"{result.worker_deaths} worker(s) died mid-pair; their pairs were retried")
+    return 0
 
 
 def cmd_analyze_ranking(args: argparse.Namespace) -> int:

@@ -9,7 +9,10 @@ flight; `resume=True` skips every pair already written without an error.
 
 Sharding: `Shard(i, n)` keeps every n-th question (0-based i), after `limit`, so n
 processes that share nothing but the file system can split a question file; each
-writes its own results file, and `mcts.evaluation.report` merges them.
+writes its own results file, and `mcts.evaluation.report` merges them. Ray
+(`mcts.evaluation.distributed`) does the same job with load balancing and retries; it
+reuses `pending_pairs`, `score_pair`, `append_row` and `failed_row` from here, so both
+engines write the same lines and either one resumes the other's file.
 
 The world (KB, tools, policy, scorer) comes from a factory per method, so the same
 loop runs the real models (`mcts.agents.world.build_world`) and test doubles. This module
@@ -22,8 +25,8 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -224,11 +227,12 @@ def _gold(gold: Sequence[GoldAnswer]) -> list[dict[str, Any]]:
     return [{"name": g.name, "ids": list(g.ids)} for g in gold]
 
 
-def _save_trace(search: Any, out_dir: Path, question: EvalQuestion, method: Method) -> str:
-    from mcts.search.trace import save_trace, trace_from_search
+def save_pair_trace(trace: Any, out_dir: Path, question_id: str, method: str) -> str:
+    """Write a `Trace` to `<out_dir>/traces/<id>__<method>.json`; returns the relative path."""
+    from mcts.search.trace import save_trace
 
-    rel = Path("traces") / f"{safe_filename(question.id)}__{method.value}.json"
-    save_trace(trace_from_search(search), out_dir / rel)
+    rel = Path("traces") / f"{safe_filename(question_id)}__{method}.json"
+    save_trace(trace, out_dir / rel)
     return rel.as_posix()
 
 
@@ -241,6 +245,24 @@ def evaluate_one(
     out_dir: Path | None = None,
 ) -> EvalRow:
     """Run one method on one question and score it. The search reports its own errors."""
+    from mcts.search.trace import trace_from_search
+
+    row, search = score_pair(question, method, world, settings)
+    if out_dir is None:
+        return row
+    try:
+        return replace(
+            row, trace=save_pair_trace(trace_from_search(search), out_dir, question.id, method.value)
+        )
+    except Exception as exc:  # a trace that cannot be written must not lose the result
+        log.warning("trace of %s/%s not saved: %s", question.id, method.value, exc)
+        return row
+
+
+def score_pair(
+    question: EvalQuestion, method: Method, world: WorldLike, settings: SearchSettings
+) -> tuple[EvalRow, Any]:
+    """Run and score one pair; returns the row (no trace path yet) and the finished `Search`."""
     from mcts.search.loop import run_search
 
     run_settings = settings.with_(method=method)
@@ -254,13 +276,7 @@ def evaluate_one(
     )
     score = score_answers(result.answer, question.gold)
     branch_f1 = [score_answers(n.answer, question.gold).f1 for n in search.tree.terminals() if n.answer]
-    trace = ""
-    if out_dir is not None:
-        try:
-            trace = _save_trace(search, out_dir, question, method)
-        except Exception as exc:  # a trace that cannot be written must not lose the result
-            log.warning("trace of %s/%s not saved: %s", question.id, method.value, exc)
-    return EvalRow(
+    row = EvalRow(
         question_id=question.id,
         method=method.value,
         question=question.question,
@@ -282,12 +298,12 @@ def evaluate_one(
         rounds=result.rounds,
         nodes=result.nodes,
         cost=result.cost.to_dict(),
-        trace=trace,
         meta=world.meta.to_dict(),
     )
+    return row, search
 
 
-def _failed_row(
+def failed_row(
     question: EvalQuestion, method: Method, settings: SearchSettings, exc: BaseException
 ) -> EvalRow:
     message = " ".join(str(exc).split()) or type(exc).__name__
@@ -317,7 +333,7 @@ def _failed_row(
     )
 
 
-def _append(path: Path, row: EvalRow) -> None:
+def append_row(path: Path, row: EvalRow) -> None:
     # One complete line per write, flushed and synced: a crash leaves at most a torn last
     # line, which read_rows skips. A file not ending in a newline (torn) gets one first.
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -334,11 +350,18 @@ def _append(path: Path, row: EvalRow) -> None:
         os.fsync(fh.fileno())
 
 
-def _pairs(
-    questions: Sequence[EvalQuestion], methods: Sequence[Method], done: set[tuple[str, str]]
-) -> Iterator[tuple[EvalQuestion, list[Method]]]:
-    for q in questions:
-        yield q, [m for m in methods if (q.id, m.value) not in done]
+def pending_pairs(
+    path: Path, questions: Sequence[EvalQuestion], methods: Sequence[Method], *, resume: bool
+) -> list[tuple[EvalQuestion, list[Method]]]:
+    """Per question, the methods with no error-free line in `path` yet (all of them without
+    `resume`; a non-empty `path` without `resume` is refused, never overwritten)."""
+    if path.exists() and path.stat().st_size > 0 and not resume:
+        raise EvalInputError(
+            f"{path} already has results; pass --resume to continue it or choose another --out"
+        )
+    done = {(r.question_id, r.method) for r in read_rows([path]) if not r.error} if resume else set()
+    todo = [(q, [m for m in methods if (q.id, m.value) not in done]) for q in questions]
+    return [(q, ms) for q, ms in todo if ms]
 
 
 def run_eval(
@@ -357,12 +380,7 @@ def run_eval(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = results_path(out, shard)
-    if path.exists() and path.stat().st_size > 0 and not resume:
-        raise EvalInputError(
-            f"{path} already has results; pass --resume to continue it or choose another --out"
-        )
-    done = {(r.question_id, r.method) for r in read_rows([path]) if not r.error} if resume else set()
-    todo = [(q, ms) for q, ms in _pairs(questions, methods, done) if ms]
+    todo = pending_pairs(path, questions, methods, resume=resume)
     written: list[EvalRow] = []
     # Two bars: questions (outer) and the methods of the current question (inner).
     outer = _bar(todo, progress, unit="question", position=0, leave=True)
@@ -378,8 +396,8 @@ def run_eval(
                     )
                 except Exception as exc:  # one broken pair must not stop the batch
                     log.exception("pair %s/%s failed", question.id, method.value)
-                    row = _failed_row(question, method, settings, exc)
-                _append(path, row)
+                    row = failed_row(question, method, settings, exc)
+                append_row(path, row)
                 written.append(row)
                 if progress:
                     outer.set_postfix(
