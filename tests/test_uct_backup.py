@@ -13,7 +13,8 @@ from kb.actions import Action
 from kb.observation import Observation
 from mcts.search.drivers import select_leaf
 from mcts.search.loop import Search
-from mcts.search.settings import Method, SearchSettings, depth_decay
+from mcts.search.rules import depth_decay
+from mcts.search.settings import Method, SearchSettings
 from mcts.search.steps import Step
 from mcts.search.tree import ROOT_ID, Tree
 from tests.toy_world import QUESTION, toy_world

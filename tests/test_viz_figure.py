@@ -129,7 +129,7 @@ def test_size_grows_with_visits() -> None:
 
 def test_best_and_selected_paths_are_drawn() -> None:
     tree = _small_tree()
-    assert best_value_path(tree) == [0, 1, 3]  # most visited child, then higher W/N
+    assert best_value_path(tree) == [0, 1, 3]  # the answering terminal with the highest W/N
     fig = build_figure(tree, selected_path=[0, 4], inspected=2)
     names = [t.name for t in fig.data]
     assert "best path" in names and "selected last round" in names and "inspected" in names

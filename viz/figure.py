@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mcts.search.rules import best_branch_path
 from mcts.search.tree import ROOT_ID, Node, Tree
 from viz.layout import DEFAULT_MAX_CHILDREN, TreeLayout, layout_tree
 
@@ -145,19 +146,8 @@ def hover_text(tree: Tree, node: Node, c: float) -> str:
 
 
 def best_value_path(tree: Tree) -> list[int]:
-    """Root down, always taking the most visited child (ties: higher W/N, then lower id).
-
-    The usual MCTS "robust child": a single lucky visit cannot win it.
-    """
-    path = [ROOT_ID]
-    node = tree.root
-    while node.children:
-        visited = [tree[c] for c in node.children if tree[c].visits > 0]
-        if not visited:
-            break
-        node = max(visited, key=lambda n: (n.visits, n.mean_value, -n.id))
-        path.append(node.id)
-    return path
+    """Root .. the best branch (W/N), as every screen names it: `mcts.search.rules.best_branch`."""
+    return best_branch_path(tree)
 
 
 def _path_xy(path: Sequence[int], layout: TreeLayout) -> tuple[list[float | None], list[float | None]]:
@@ -188,7 +178,7 @@ def build_figure(
 ) -> Any:
     """A `plotly.graph_objects.Figure` of the tree.
 
-    best_path: ids root..node drawn in gold (default: most visited child at each level).
+    best_path: ids root..node drawn in gold (default: the best branch, `rules.best_branch`).
     selected_path: the last round's selection path, drawn dashed.
     inspected: a node ringed as "currently inspected".
     """

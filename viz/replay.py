@@ -15,7 +15,8 @@ import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mcts.search.events import Event, NodeScored, NodeSelected, RoundFinished, RoundStarted, ValuesBackedUp
+from mcts.search.events import Event, NodeScored, NodeSelected, RoundStarted, ValuesBackedUp
+from mcts.search.rules import best_branch
 from mcts.search.tree import Tree
 
 
@@ -24,7 +25,7 @@ class ReplayFrame:
     tree: Tree
     round: int  # rounds completed in this frame
     selected_path: tuple[int, ...]  # the last selection path up to here
-    best_node_id: int | None  # the run's principal leaf at the end of the round, if reported
+    best_node_id: int | None  # the best branch of this frame's tree (mcts.search.rules.best_branch)
 
 
 def replay_rounds(events: Sequence[Event]) -> int:
@@ -47,7 +48,8 @@ def tree_at_round(final: Tree, events: Sequence[Event], round_no: int) -> Replay
     """The tree after `round_no` rounds (0 = the bare question; past the end = final)."""
     total = replay_rounds(events)
     if round_no >= total:
-        return ReplayFrame(copy.deepcopy(final), total, _last_selected(events), _last_best(events))
+        tree = copy.deepcopy(final)
+        return ReplayFrame(tree, total, _last_selected(events), best_branch(tree))
     end = _cut(events, max(round_no, 0))
     shown = events[:end]
     keep = {n.id for n in final.nodes if n.round <= round_no}
@@ -75,7 +77,7 @@ def tree_at_round(final: Tree, events: Sequence[Event], round_no: int) -> Replay
                 if i in index:
                     tree.nodes[i].visits += 1
                     tree.nodes[i].value_sum += event.decayed_reward
-    return ReplayFrame(tree, round_no, _last_selected(shown), _last_best(shown))
+    return ReplayFrame(tree, round_no, _last_selected(shown), best_branch(tree))
 
 
 def _last_selected(events: Sequence[Event]) -> tuple[int, ...]:
@@ -83,10 +85,3 @@ def _last_selected(events: Sequence[Event]) -> tuple[int, ...]:
         if isinstance(event, NodeSelected):
             return tuple(event.path)
     return ()
-
-
-def _last_best(events: Sequence[Event]) -> int | None:
-    for event in reversed(events):
-        if isinstance(event, RoundFinished):
-            return event.best_node_id
-    return None

@@ -114,7 +114,7 @@ class RoundFinished(Event):
     nodes: int
     terminals: int  # terminal branches so far
     answered: int  # terminal branches with a non-empty executed result
-    best_node_id: int  # end of the principal branch (highest W/N child at every level)
+    best_node_id: int  # the best branch so far (mcts.search.rules.best_branch)
     best_reward: float | None  # that node's reward r
 
 

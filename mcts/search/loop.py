@@ -45,11 +45,19 @@ from mcts.search.events import (
     ValuesBackedUp,
 )
 from mcts.search.protocols import DEFAULT_IG_PROMPT, Policy, Scorer, Tools
+from mcts.search.rules import (
+    back_up,
+    best_branch,
+    best_terminal_by_ig,
+    best_terminal_by_value,
+    node_reward,
+    set_priors,
+)
 from mcts.search.run_meta import RunMeta
-from mcts.search.settings import Method, SearchSettings, depth_decay
+from mcts.search.settings import Method, SearchSettings
 from mcts.search.steps import Candidate, Step
-from mcts.search.tree import NO_PARENT, ROOT_ID, Node, Tree
-from mcts.search.voting import SearchResult, best_terminal_by_ig, best_terminal_by_value, decide
+from mcts.search.tree import NO_PARENT, Node, Tree
+from mcts.search.voting import SearchResult, decide
 
 log = logging.getLogger(__name__)
 
@@ -278,6 +286,7 @@ class Search:
                 yield TerminalFound(
                     node_id=child.id, answer=tuple(v.name for v in child.answer), non_empty=bool(child.answer)
                 )
+        set_priors(self.tree, node_id, self.settings.temperature)
         if not new:
             self.tree[node_id].exhausted = True
         self.refresh_closed(node_id)
@@ -300,8 +309,7 @@ class Search:
             raise SearchFailure(f"scorer returned {len(scores)} scores for {len(texts)} histories")
         for node_id, ig in zip(node_ids, scores, strict=True):
             node = self.tree[node_id]
-            # Constant-reward ablation: whatever scorer is plugged in, the reward is the constant.
-            node.reward = s.constant_reward if s.method == Method.CONSTANT else float(ig.reward)
+            node.reward = node_reward(s, ig.reward)
             node.ppl_history, node.ppl_with_question = ig.ppl_history, ig.ppl_with_question
             node.truncated = ig.truncated
             yield NodeScored(
@@ -312,20 +320,16 @@ class Search:
             )
 
     def backup(self, node_id: int) -> ValuesBackedUp:
-        """N += 1, W += r * decay(depth) on every node root..node (DESIGN.md section 2).
-
-        An unscored node (single path / vote) backs up visits only (r' = 0).
-        """
-        node = self.tree[node_id]
-        s = self.settings
-        node.decay = depth_decay(node.depth, s.expected_depth, s.decay_rate)
-        reward = node.reward if node.reward is not None else 0.0
-        decayed = reward * node.decay
-        path = self.tree.path(node_id)
-        for i in path:
-            self.tree[i].visits += 1
-            self.tree[i].value_sum += decayed
-        return ValuesBackedUp(node_id=node_id, path=tuple(path), reward=reward, decayed_reward=decayed)
+        """The decayed backup (`rules.back_up`); an unscored node (single path / vote)
+        backs up visits only (r' = 0)."""
+        path, decayed = back_up(self.tree, node_id, self.settings)
+        reward = self.tree[node_id].reward
+        return ValuesBackedUp(
+            node_id=node_id,
+            path=tuple(path),
+            reward=reward if reward is not None else 0.0,
+            decayed_reward=decayed,
+        )
 
     def refresh_closed(self, node_id: int) -> None:
         """Recompute `exhausted` on `node_id` and its ancestors: a node with children is
@@ -340,7 +344,7 @@ class Search:
 
     def round_finished(self) -> RoundFinished:
         self.rounds_done += 1
-        best = self.principal_leaf()
+        best = best_branch(self.tree)
         return RoundFinished(
             round=self.rounds_done,
             nodes=len(self.tree),
@@ -349,13 +353,6 @@ class Search:
             best_node_id=best,
             best_reward=self.tree[best].reward,
         )
-
-    def principal_leaf(self) -> int:
-        """Follow the child with the highest W/N (ties: lowest id) from the root down."""
-        node_id = ROOT_ID
-        while self.tree[node_id].children:
-            node_id = min(self.tree[node_id].children, key=lambda c: (-self.tree[c].mean_value, c))
-        return node_id
 
 
 def run_search(

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from mcts.search.cleaning import DEFAULT_RULES, CleaningRule, clean_history
 from mcts.search.protocols import DEFAULT_IG_PROMPT, Scorer
-from mcts.search.settings import Method, SearchSettings, depth_decay
+from mcts.search.rules import node_reward, recompute_values
+from mcts.search.settings import SearchSettings
 from mcts.search.tree import Tree
 
 
@@ -64,14 +65,10 @@ def rescore_tree(
             raise ValueError(f"scorer returned {len(scores)} scores for {len(texts)} histories")
         for node, ig in zip(group, scores, strict=True):
             # The constant ablation keeps its constant: only the perplexities are new.
-            node.reward = settings.constant_reward if settings.method == Method.CONSTANT else float(ig.reward)
+            node.reward = node_reward(settings, ig.reward)
             node.ppl_history, node.ppl_with_question = ig.ppl_history, ig.ppl_with_question
             node.truncated = ig.truncated
-    # Children always have larger ids than their parent: one reverse sweep sums subtrees.
-    for node in reversed(new.nodes):
-        node.decay = depth_decay(node.depth, settings.expected_depth, settings.decay_rate)
-        own = 0.0 if node.is_root or node.reward is None else node.reward * node.decay
-        node.value_sum = own + sum(new[c].value_sum for c in node.children)
+    recompute_values(new, settings)
     changes = [
         RankChange(parent_id=pid, before=order, after=_ranking(new, pid))
         for pid, order in before.items()

@@ -73,8 +73,3 @@ class SearchSettings:
     def from_dict(cls, data: dict[str, Any]) -> SearchSettings:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
-
-
-def depth_decay(depth: int, expected_depth: int = 7, rate: float = 0.1) -> float:
-    """decay(d) = max(0, 1 - rate * max(0, d - expected_depth)); paper: depth 9 -> 0.8."""
-    return max(0.0, 1.0 - rate * max(0, depth - expected_depth))

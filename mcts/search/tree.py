@@ -1,4 +1,5 @@
-"""The search tree: one mutable node type with explicit fields, and UCT.
+"""The search tree: one mutable node type with explicit fields, and the selection scores
+(the paper's UCT, and PUCT with the policy prior).
 
 Node ids come from the tree (index into `Tree.nodes`), never from a global, so
 two searches never share ids. The tree knows nothing of models or tools: it stores
@@ -38,7 +39,8 @@ class Node:
     answer: tuple[Value, ...] = ()  # executed answer of a terminal branch
     answer_sparql: str = ""  # the SPARQL that produced `answer`
     validity: Validity = "ok"
-    policy_score: float | None = None
+    policy_score: float | None = None  # the policy's score of this step among its siblings
+    prior: float | None = None  # P: softmax of the siblings' policy scores (rules.priors); PUCT reads it
     raw_history: str = ""  # the branch's steps root..node as the agent saw them
     cleaned_history: str = ""  # what the IG scorer read
     truncated: bool = False  # cleaned history cut from the left to fit the scorer's context
@@ -102,6 +104,24 @@ class Tree:
         parent_visits = self.nodes[node.parent].visits if node.parent != NO_PARENT else node.visits
         explore = math.sqrt(math.log(max(parent_visits, 1)) / node.visits)
         return node.mean_value + c * explore
+
+    def prior_term(self, node_id: int, c_puct: float) -> float:
+        """c_puct * P * sqrt(N_parent) / (1 + N): PUCT's exploration term (AlphaZero / mctx).
+
+        A node with no stored prior (a trace written before priors) counts as uniform
+        among its siblings.
+        """
+        node = self.nodes[node_id]
+        if node.parent == NO_PARENT:
+            return 0.0
+        parent = self.nodes[node.parent]
+        p = node.prior if node.prior is not None else 1.0 / max(len(parent.children), 1)
+        return c_puct * p * math.sqrt(parent.visits) / (1 + node.visits)
+
+    def puct(self, node_id: int, c_puct: float) -> float:
+        """W/N + c_puct * P * sqrt(N_parent) / (1 + N); an unvisited node has W/N = 0, so
+        unvisited siblings are taken in order of P once the parent has been visited."""
+        return self.nodes[node_id].mean_value + self.prior_term(node_id, c_puct)
 
     def terminals(self) -> list[Node]:
         return [n for n in self.nodes if n.terminal]

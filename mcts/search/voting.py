@@ -24,6 +24,11 @@ from typing import Any
 from kb.observation import Value
 from mcts.search.cost import CostSummary
 from mcts.search.events import StopReason
+from mcts.search.rules import answering_terminals
+from mcts.search.rules import (
+    best_terminal_by_ig as best_terminal_by_ig,  # re-exported: callers read them here
+)
+from mcts.search.rules import best_terminal_by_value as best_terminal_by_value
 from mcts.search.serialize import values_from_list, values_to_list
 from mcts.search.settings import VoteMode
 from mcts.search.tree import Node, Tree
@@ -63,7 +68,7 @@ def answer_key(values: tuple[Value, ...]) -> tuple[str, ...]:
 
 def voters(tree: Tree) -> list[Node]:
     """Terminal branches with a non-empty executed result, in node order."""
-    return [n for n in tree.nodes if n.terminal and n.answer]
+    return answering_terminals(tree)
 
 
 def tally_votes(tree: Tree, mode: VoteMode = VoteMode.PLURALITY) -> tuple[VoteRow, ...]:
@@ -89,18 +94,6 @@ def tally_votes(tree: Tree, mode: VoteMode = VoteMode.PLURALITY) -> tuple[VoteRo
     else:
         rows.sort(key=lambda r: (-r.weight, -r.count, min(r.node_ids)))
     return tuple(rows)
-
-
-def best_terminal_by_value(tree: Tree) -> int | None:
-    """The answering terminal with the highest W/N (None if no answering terminal was scored)."""
-    scored = [n for n in voters(tree) if n.reward is not None]
-    return min(scored, key=lambda n: (-n.mean_value, n.id)).id if scored else None
-
-
-def best_terminal_by_ig(tree: Tree) -> int | None:
-    """The answering terminal with the highest reward r (None if none was scored)."""
-    scored = [n for n in voters(tree) if n.reward is not None]
-    return min(scored, key=lambda n: (-(n.reward or 0.0), n.id)).id if scored else None
 
 
 @dataclass(frozen=True)
