@@ -25,8 +25,8 @@ ALLOWED = {
     "mcts.cli": {"kb", "mcts", "mcts.search", "mcts.agents", "mcts.evaluation", "mcts.training"},
     "mcts": {"mcts.search", "mcts.agents", "mcts.evaluation", "mcts.cli", "mcts.training"},
     "viz": {"kb", "mcts.search"},
-    "ui": {"kb", "mcts.search", "mcts.agents", "viz"},
-    "app": {"ui", "viz", "kb", "mcts.search", "mcts.agents"},
+    "ui": {"kb", "mcts.search", "mcts.agents", "mcts.evaluation", "viz"},
+    "app": {"ui", "viz", "kb", "mcts.search", "mcts.agents", "mcts.evaluation"},
 }
 # Third-party modules a layer must never import (heavy or UI): searched by top-level name.
 FORBIDDEN_THIRD_PARTY = {
