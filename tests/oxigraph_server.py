@@ -15,6 +15,8 @@ fixtures by module attribute; an assignment keeps ruff's F811 quiet, unlike an i
     def test_something(fbqa_server):  # an OxigraphServer serving ../shared/data/fbqa/kb.nt.gz
         kb = RemoteKB(fbqa_server.url)
 
+(`demo_server` serves the bundled examples/demo_kb.ttl the same way.)
+
 How: `oxigraph load --location <tmp>/db --file <data>` (gzip is read directly, ~1.6 s
 for the 237k-triple subset), then `oxigraph serve-read-only --location <tmp>/db` on a
 free port with a server-side query time limit; readiness = an `ASK {}` answered. The
@@ -43,6 +45,7 @@ import pytest
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fbqa"
 FBQA_KB = DATA / "kb.nt.gz"
+DEMO_KB = Path(__file__).resolve().parents[1] / "examples" / "demo_kb.ttl"
 
 
 @dataclass(frozen=True)
@@ -156,4 +159,13 @@ def fbqa_server() -> Iterator[OxigraphServer]:
     if oxigraph_binary() is None:
         pytest.skip("the `oxigraph` CLI is not installed")
     with oxigraph_server(FBQA_KB) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def demo_server() -> Iterator[OxigraphServer]:
+    """`oxigraph serve` with the bundled demo KB examples/demo_kb.ttl."""
+    if oxigraph_binary() is None:
+        pytest.skip("the `oxigraph` CLI is not installed")
+    with oxigraph_server(DEMO_KB) as server:
         yield server

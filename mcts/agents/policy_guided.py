@@ -5,7 +5,7 @@ sensible next steps reads most naturally after the question and the history. So 
 state the candidates are ENUMERATED from the state and the tools' structured
 observations (see `enumerate_options`):
 
-- SearchNodes on question spans that the KB's name index knows (`find_mentions`),
+- SearchNodes on question spans that name an entity (the `MentionFinder` port),
   while no entity has been found yet, and for a second entity once a query exists
   (conjunctions);
 - SearchGraphPatterns(entity query, semantic=<relation phrase of the question>) for entities found so far, and
@@ -28,8 +28,10 @@ scoring their ids and SPARQL only rewards text the model can copy from the histo
 replacement from softmax(score / temperature), or the top k taken when greedy.
 `Candidate.policy_score` is the score used.
 
-This module knows the KB only through `find_mentions` / `search_names` (to find spans)
-and the tools' observation payloads; it runs no tool itself.
+The entities named in the question come from a `MentionFinder` port: the KB's own name
+index where it has one (the embedded store), else `SearchMentions`, which runs SearchNodes
+through the agent's tools on the question's word spans (a SPARQL endpoint has no name
+index). Otherwise this module knows the KB only through the tools' observation payloads.
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
 
+from kb.actions import Action
 from kb.base import KBError
 from kb.flavour import FREEBASE, Flavour
+from kb.name_index import STOPWORDS, normalise
 from kb.observation import EntityHit
 from mcts.agents.guided_options import Option, Priors, enumerate_options
 from mcts.agents.guided_state import read_state
@@ -51,6 +55,86 @@ from mcts.search.protocols import Usage
 from mcts.search.steps import Candidate, Step
 
 ScoreOn = Literal["thought", "step"]
+MENTION_SPAN_WORDS = 6  # longest question span SearchMentions searches for
+
+
+@runtime_checkable
+class MentionFinder(Protocol):
+    """Entities named in a question (the guided policy's first SearchNodes come from these)."""
+
+    def find_mentions(self, question: str, limit: int = 10) -> list[EntityHit]: ...
+
+
+class SearchMentions:
+    """A `MentionFinder` for a KB without a name index (a SPARQL endpoint): SearchNodes on
+    the question's word spans, longest first, keeping hits whose name is the span.
+
+    Like the name index's `find_mentions`: a span inside an already matched span is
+    skipped, spans of stop words only (or a single short word) are not searched, and a
+    span may not end in a stop word. Matching is on the name only (an alias match of
+    the endpoint reads like a substring match in a SearchNodes hit); "the" in front of
+    either side is ignored ("Beatles" finds "The Beatles"). `search` is one SearchNodes;
+    a tool error is an empty result, so a KB that is down yields no mention.
+    """
+
+    def __init__(self, search: Callable[[str], Sequence[EntityHit]]) -> None:
+        self.search = search
+
+    @classmethod
+    def through_tools(cls, tools: Any) -> SearchMentions:
+        return cls(lambda span: tools.run(Action("SearchNodes", span)).entities)
+
+    @classmethod
+    def through_kb(cls, kb: Any) -> SearchMentions:
+        def search(span: str) -> Sequence[EntityHit]:
+            try:
+                return kb.search_names(span, 10)
+            except KBError:  # a remote KB that is down: no mention; the agent sees the error later
+                return []
+
+        return cls(search)
+
+    def find_mentions(self, question: str, limit: int = 10) -> list[EntityHit]:
+        # Words as written, without the possessive ("McCartney's" -> "McCartney").
+        # Initials keep their dots ("J. K. Rowling"); the sentence's last one goes.
+        words = [re.sub(r"['’]s$", "", w.strip('?!,;:"()')) for w in question.rstrip(" ?!.").split()]
+        tokens = [normalise(w) for w in words]
+        taken = [False] * len(words)
+        hits: list[EntityHit] = []
+        for n in range(min(MENTION_SPAN_WORDS, len(words)), 0, -1):
+            for start in range(len(words) - n + 1):
+                span = tokens[start : start + n]
+                if any(taken[start : start + n]) or not _searchable(span):
+                    continue
+                text = " ".join(words[start : start + n])
+                # A capitalised span names something: "Beatles" may be "The Beatles".
+                proper = text[:1].isupper()
+                wanted = _bare(" ".join(span), proper)
+                found = [h for h in self.search(text) if _bare(normalise(h.name), proper) == wanted]
+                if found:
+                    taken[start : start + n] = [True] * n
+                    known = {h.id for h in hits}
+                    hits += [h for h in found if h.id not in known]
+        return hits[:limit]
+
+
+def _searchable(span: Sequence[str]) -> bool:
+    if not all(span) or span[-1] in STOPWORDS:
+        return False
+    return not all(t in STOPWORDS or t.isdigit() for t in span) and not (len(span) == 1 and len(span[0]) < 3)
+
+
+def _bare(name: str, proper: bool) -> str:
+    return name.removeprefix("the ") if proper else name
+
+
+def mention_finder(kb: Any) -> MentionFinder:
+    """The KB's name index if it has one (looked for behind a Toolbox too), else
+    SearchNodes through the tools (a Toolbox) or the KB's `search_names`."""
+    store = getattr(kb, "kb", kb)  # a Toolbox holds its KB as `.kb`
+    if isinstance(store, MentionFinder):
+        return store
+    return SearchMentions.through_tools(kb) if hasattr(kb, "run") else SearchMentions.through_kb(kb)
 
 
 def softmax_sample(scores: Sequence[float], k: int, temperature: float, rng: random.Random) -> list[int]:
@@ -88,6 +172,7 @@ class GuidedPolicy:
         scorer: ContinuationScorer | None = None,
         score_on: ScoreOn = "thought",
         ranker: Any = None,
+        mentions: MentionFinder | None = None,
     ) -> None:
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -110,14 +195,13 @@ class GuidedPolicy:
         self.prompt = prompt or PromptConfig.for_flavour(self.flavour.name, max_demos=1)
         self.scorer: ContinuationScorer = scorer or LMContinuationScorer(model, batch_size=batch_size)
         self.usage = self.scorer.usage if isinstance(self.scorer.usage, Usage) else Usage()
+        self.mention_finder = mentions or mention_finder(kb)
         self._mentions: dict[str, list[EntityHit]] = {}
 
     # ----- entities named in the question ---------------------------------------------
     def mentions(self, question: str) -> list[EntityHit]:
         if question not in self._mentions:
-            finder = getattr(self.kb, "find_mentions", None)
-            hits = list(finder(question, 10)) if finder is not None else _fallback_mentions(self.kb, question)
-            self._mentions[question] = hits
+            self._mentions[question] = list(self.mention_finder.find_mentions(question, 10))
         return self._mentions[question]
 
     def _homonym_similarity(self, state: Any) -> dict[str, float]:
@@ -194,26 +278,3 @@ class GuidedPolicy:
             )
             for i in chosen
         ]
-
-
-def _fallback_mentions(kb: Any, question: str, limit: int = 10) -> list[EntityHit]:
-    """For a KB without `find_mentions` (a remote endpoint): search runs of capitalised
-    words and quoted phrases of the question by name, keep exact name matches."""
-    words = re.findall(r"[\w'.-]+", question)
-    spans: list[str] = re.findall(r'"([^"]+)"', question)
-    run: list[str] = []
-    for w in [*words, ""]:
-        if w[:1].isupper() or (run and w[:1].isdigit()):
-            run.append(w)
-            continue
-        if run:
-            spans.append(" ".join(run))
-        run = []
-    hits: list[EntityHit] = []
-    for span in dict.fromkeys(spans):
-        try:
-            found = kb.search_names(span, 3)
-        except KBError:  # a remote KB that is down: no mention; the agent sees the error later
-            continue
-        hits += [h for h in found if h.name.casefold() == span.casefold()]
-    return hits[:limit]
