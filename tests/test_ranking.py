@@ -129,7 +129,7 @@ class _LengthScorer:
         self.usage = Usage()
         self.batches: list[list[str]] = []
 
-    def score(self, question, cleaned_histories, *, alpha, beta, prompt=""):
+    def score(self, question, cleaned_histories, *, alpha, beta, prompt="", variant="paper"):
         self.batches.append(list(cleaned_histories))
         return [IGScore(1.0, 1.0, float(len(h))) for h in cleaned_histories]
 

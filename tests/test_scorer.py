@@ -10,7 +10,16 @@ from collections.abc import Iterator
 import pytest
 
 from mcts.agents.models import LoadedModel, load_model
-from mcts.agents.scorer import ConstantScorer, IGScorer, NaiveIGScorer, ig_reward, plan_batches
+from mcts.agents.scorer import (
+    ConstantScorer,
+    IGScorer,
+    NaiveIGScorer,
+    NodeNLL,
+    ig_input,
+    ig_reward,
+    plan_batches,
+)
+from mcts.search.settings import IGVariant
 from mcts.search.steps import IGScore
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -59,6 +68,16 @@ def test_batches_group_similar_lengths_and_respect_the_row_limit() -> None:
     assert plan_batches([], batch_size=8, max_padding=0.25) == []
 
 
+def test_ig_variants_read_the_documented_nlls() -> None:
+    node = NodeNLL(log_ppl_history=3.0, log_ppl_with_question=2.5, question_nlls=(1.0, 4.0))
+    base = (2.0, 1.0)  # without the history: token 1 harder (+1), token 2 easier (-3)
+    assert ig_input(IGVariant.PAPER, node) == pytest.approx(0.5)
+    assert ig_input(IGVariant.QUESTION, node, base) == pytest.approx((1.0 - 3.0) / 2)
+    assert ig_input(IGVariant.QUESTION_CLIPPED, node, base) == pytest.approx((1.0 - 1.0) / 2)
+    with pytest.raises(ValueError):
+        ig_input(IGVariant.QUESTION, node, ())
+
+
 def test_constant_scorer_gives_its_value_and_runs_no_model() -> None:
     scorer = ConstantScorer(0.5)
     scores = scorer.score(QUESTION, ["a", "", "b"], alpha=2, beta=10)
@@ -94,6 +113,19 @@ def test_one_pass_batched_agrees_with_naive_two_pass(model: LoadedModel) -> None
     assert fast.usage.calls == len(HISTORIES) and naive.usage.calls == 2 * len(HISTORIES)
     assert fast.model_invocations < len(HISTORIES) and naive.model_invocations == 2 * len(HISTORIES)
     assert fast.usage.tokens < sum(s.tokens for s in got) < naive.usage.tokens
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", [v for v in IGVariant if v != IGVariant.PAPER])
+def test_every_ig_variant_one_pass_agrees_with_naive(model: LoadedModel, variant: IGVariant) -> None:
+    histories = HISTORIES[:3]
+    fast = IGScorer(model)
+    got = fast.score(QUESTION, histories, alpha=2, beta=1, variant=variant)
+    ref = NaiveIGScorer(model).score(QUESTION, histories, alpha=2, beta=1, variant=variant)
+    _assert_agree(got, ref)
+    invocations = fast.model_invocations
+    fast.score(QUESTION, histories[:1], alpha=2, beta=1, variant=variant)
+    assert fast.model_invocations == invocations + 1  # the no-history pass is cached per question
 
 
 @pytest.mark.slow

@@ -130,7 +130,7 @@ def test_tampered_tree_links_are_rejected(tmp_path):
 class _InvertedScorer(ToyScorer):
     """Prefers what the toy scorer dislikes: flips sibling orders."""
 
-    def score(self, question, cleaned_histories, *, alpha, beta, prompt=DEFAULT_IG_PROMPT):
+    def score(self, question, cleaned_histories, *, alpha, beta, prompt=DEFAULT_IG_PROMPT, variant="paper"):
         out = super().score(question, cleaned_histories, alpha=alpha, beta=beta, prompt=prompt)
         return [ig_from_reward(2.0 - s.reward, alpha, beta) for s in out]
 

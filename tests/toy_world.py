@@ -141,7 +141,7 @@ class ToyScorer:
         self.usage = Usage()
         self.batches: list[list[str]] = []
 
-    def score(self, question, cleaned_histories, *, alpha, beta, prompt=DEFAULT_IG_PROMPT):
+    def score(self, question, cleaned_histories, *, alpha, beta, prompt=DEFAULT_IG_PROMPT, variant="paper"):
         self.usage.calls += 1  # one batched forward pass per call
         self.usage.tokens += 50 * len(cleaned_histories)
         self.batches.append(list(cleaned_histories))
@@ -149,7 +149,7 @@ class ToyScorer:
 
 
 class RaisingScorer(ToyScorer):
-    def score(self, question, cleaned_histories, *, alpha, beta, prompt=DEFAULT_IG_PROMPT):
+    def score(self, question, cleaned_histories, *, alpha, beta, prompt=DEFAULT_IG_PROMPT, variant="paper"):
         raise ValueError("scorer exploded")
 
 

@@ -154,6 +154,7 @@ class CotScorer:
         alpha: float = 2.0,
         beta: float = 10.0,
         prompt: str = DEFAULT_IG_PROMPT,
+        variant: str = "paper",  # IG variants do not apply to a rating; accepted for the protocol
     ) -> list[IGScore]:
         out: list[IGScore] = []
         start = time.perf_counter()

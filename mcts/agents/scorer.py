@@ -47,6 +47,7 @@ from typing import Any
 
 from mcts.agents.models import LoadedModel
 from mcts.search.protocols import DEFAULT_IG_PROMPT, Usage
+from mcts.search.settings import IGVariant
 from mcts.search.steps import IGScore
 
 _SENTINEL = "\u2063HISTORY\u2063"  # marks where the history goes inside the chat template
@@ -64,11 +65,7 @@ def ig_reward_from_logs(
     log_ppl_history: float, log_ppl_with_question: float, alpha: float, beta: float
 ) -> float:
     """alpha * sigmoid(beta * (log PPL(H') - log PPL(H', Q))), stable for any magnitude."""
-    x = beta * (log_ppl_history - log_ppl_with_question)
-    if x >= 0:
-        return alpha / (1.0 + math.exp(-x))
-    ex = math.exp(x)
-    return alpha * ex / (1.0 + ex)
+    return reward_from_input(log_ppl_history - log_ppl_with_question, alpha, beta)
 
 
 def ig_reward(ppl_history: float, ppl_with_question: float, alpha: float = 2.0, beta: float = 10.0) -> float:
@@ -96,10 +93,46 @@ class TokenizedNode:
 
 @dataclass(frozen=True)
 class NodeNLL:
-    """Mean NLLs (nats) of one node: log PPL(H') and log PPL(H', Q)."""
+    """Mean NLLs (nats) of one node: log PPL(H') and log PPL(H', Q), and the NLL of each
+    question token after the prefix (what the question-only IG variants read)."""
 
     log_ppl_history: float
     log_ppl_with_question: float
+    question_nlls: tuple[float, ...] = ()
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def ig_input(variant: IGVariant | str, node: NodeNLL, base_question_nlls: Sequence[float] = ()) -> float:
+    """x of r = alpha * sigmoid(beta * x) for one IG variant; a pure function of NLLs (nats).
+
+    - paper: log PPL(H') - log PPL(H', Q), means over history+prompt vs over everything;
+    - question: mean NLL(Q | prompt) - mean NLL(Q | H' + prompt): how much the history
+      makes the question's own tokens more predictable (the baseline, no history, is the
+      same for every node of a question);
+    - question_clipped: the same mean of per-token gains, each clipped to [-1, 1] nat, so
+      one token (an entity name copied from an observation) cannot decide the order alone.
+    """
+    variant = IGVariant(variant)
+    if variant == IGVariant.PAPER:
+        return node.log_ppl_history - node.log_ppl_with_question
+    if len(base_question_nlls) != len(node.question_nlls) or not node.question_nlls:
+        raise ValueError("question-only IG needs the question's NLLs with and without the history")
+    gains = [b - h for b, h in zip(base_question_nlls, node.question_nlls, strict=True)]
+    if variant == IGVariant.QUESTION:
+        return _mean(gains)
+    return _mean([max(-1.0, min(1.0, g)) for g in gains])
+
+
+def reward_from_input(x: float, alpha: float, beta: float) -> float:
+    """alpha * sigmoid(beta * x), stable for any magnitude."""
+    x = beta * x
+    if x >= 0:
+        return alpha / (1.0 + math.exp(-x))
+    ex = math.exp(x)
+    return alpha * ex / (1.0 + ex)
 
 
 class PromptBuilder:
@@ -204,8 +237,8 @@ def _common_prefix(seqs: Sequence[tuple[int, ...]]) -> int:
 
 
 def _means(node: TokenizedNode, nll: Any) -> NodeNLL:
-    p = len(node.prefix)
-    return NodeNLL(float(nll[: p - 1].mean()), float(nll.mean()))
+    p = len(node.prefix)  # nll[j] is the NLL of token j + 1: the question's tokens are nll[p - 1:]
+    return NodeNLL(float(nll[: p - 1].mean()), float(nll.mean()), tuple(float(x) for x in nll[p - 1 :]))
 
 
 def plan_batches(lengths: Sequence[int], *, batch_size: int, max_padding: float) -> list[list[int]]:
@@ -302,18 +335,20 @@ def naive_nlls(model: Any, nodes: Sequence[TokenizedNode], *, device: str) -> tu
     each with a full-vocabulary log-softmax. Returns (NLLs, model invocations, tokens)."""
     import torch
 
-    def mean_nll(seq: tuple[int, ...]) -> float:
+    def token_nlls(seq: tuple[int, ...]) -> Any:
         ids = torch.tensor([seq], device=device)
         logits = model(input_ids=ids).logits[0, :-1].float()
         # A full log-softmax, written as x - logsumexp(x): torch's fp32 log_softmax on
         # CPU errs by ~4e-5 nats per token here (measured against fp64), this by ~2e-6.
         logp = logits - torch.logsumexp(logits, dim=-1, keepdim=True)
-        return float(-logp.gather(-1, ids[0, 1:, None].to(logp.device)).mean())
+        return -logp.gather(-1, ids[0, 1:, None].to(logp.device))[:, 0]
 
     out = []
     with torch.inference_mode():
         for node in nodes:
-            out.append(NodeNLL(mean_nll(node.prefix), mean_nll(node.ids)))
+            prefix, full = token_nlls(node.prefix), token_nlls(node.ids)
+            question = tuple(float(x) for x in full[len(node.prefix) - 1 :])
+            out.append(NodeNLL(float(prefix.mean()), float(full.mean()), question))
     return out, 2 * len(nodes), sum(len(n.prefix) + len(n.ids) for n in nodes)
 
 
@@ -349,6 +384,7 @@ class IGScorer:
         self.max_padding = max_padding
         self.usage = Usage()
         self.model_invocations = 0
+        self._base_cache: dict[tuple[str, str], tuple[float, ...]] = {}
 
     def _nlls(self, nodes: Sequence[TokenizedNode]) -> tuple[list[NodeNLL], int, int]:
         pad = self.model.tokenizer.pad_token_id or 0
@@ -361,6 +397,22 @@ class IGScorer:
             max_padding=self.max_padding,
         )
 
+    def _base_question_nlls(self, question: str, prompt: str) -> tuple[float, ...]:
+        """NLL of each question token after the prompt alone: one short pass per
+        (question, prompt), cached, shared by every node of the question."""
+        key = (question.strip(), prompt)
+        if key not in self._base_cache:
+            node = self.builder.build(question, "", prompt)
+            start = time.perf_counter()
+            nlls, invocations, tokens = self._nlls([node])
+            self.usage.seconds += time.perf_counter() - start
+            self.usage.tokens += tokens
+            self.model_invocations += invocations
+            if len(self._base_cache) > 256:  # one entry per question: bound it for a long-lived app
+                self._base_cache.clear()
+            self._base_cache[key] = nlls[0].question_nlls
+        return self._base_cache[key]
+
     def score(
         self,
         question: str,
@@ -369,10 +421,13 @@ class IGScorer:
         alpha: float,
         beta: float,
         prompt: str = DEFAULT_IG_PROMPT,
+        variant: IGVariant | str = IGVariant.PAPER,
     ) -> list[IGScore]:
+        variant = IGVariant(variant)
         if not cleaned_histories:
             return []
         nodes = [self.builder.build(question, h, prompt) for h in cleaned_histories]
+        base = () if variant == IGVariant.PAPER else self._base_question_nlls(question, prompt)
         start = time.perf_counter()
         nlls, invocations, tokens = self._nlls(nodes)
         self.usage.seconds += time.perf_counter() - start
@@ -383,7 +438,7 @@ class IGScorer:
             IGScore(
                 ppl_history=math.exp(n.log_ppl_history),
                 ppl_with_question=math.exp(n.log_ppl_with_question),
-                reward=ig_reward_from_logs(n.log_ppl_history, n.log_ppl_with_question, alpha, beta),
+                reward=reward_from_input(ig_input(variant, n, base), alpha, beta),
                 tokens=len(node.ids),
                 truncated=node.truncated,
             )
@@ -423,5 +478,6 @@ class ConstantScorer:
         alpha: float,
         beta: float,
         prompt: str = DEFAULT_IG_PROMPT,
+        variant: IGVariant | str = IGVariant.PAPER,
     ) -> list[IGScore]:
         return [IGScore(math.nan, math.nan, self.value) for _ in cleaned_histories]

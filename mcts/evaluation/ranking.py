@@ -219,6 +219,7 @@ def scorer_scores(
     prompt: str = DEFAULT_IG_PROMPT,
     cleaned: bool = True,
     rules: Collection[Any] | None = None,
+    variant: str = "paper",
 ) -> dict[int, float]:
     """Re-score every sibling group (>= 2 eligible children) with `scorer`, one batch per group.
 
@@ -228,7 +229,7 @@ def scorer_scores(
     out: dict[int, float] = {}
     for kids in _groups(tree, eligible):
         texts = [history_text(tree, c, cleaned=cleaned, rules=rules) for c in kids]
-        results = scorer.score(tree.question, texts, alpha=alpha, beta=beta, prompt=prompt)
+        results = scorer.score(tree.question, texts, alpha=alpha, beta=beta, prompt=prompt, variant=variant)
         out.update({c: r.reward for c, r in zip(kids, results, strict=True)})
     return out
 
@@ -368,7 +369,13 @@ def run_ranking_analysis(
         tree = search.tree
         rankers: dict[str, Callable[[Tree, Callable[[int], bool]], Mapping[int, float]]] = {
             "ig": lambda t, ok: scorer_scores(
-                t, world.scorer, ok, alpha=settings.alpha, beta=settings.beta, prompt=ig_prompt
+                t,
+                world.scorer,
+                ok,
+                alpha=settings.alpha,
+                beta=settings.beta,
+                prompt=ig_prompt,
+                variant=settings.ig_variant,
             ),
             "random": lambda t, ok: random_scores(t, ok, rng),
             "tree_reward": stored_rewards,

@@ -4,9 +4,19 @@ Each driver is a generator over a `Search` (which owns the tree and the shared p
 expand / simulate / score / back up) that yields events and returns `(stop reason,
 detail)`. The six methods differ only where the paper says they do (DESIGN.md 2):
 
-- fast, constant: one round = select a leaf by UCT from the root (unvisited child
-  first), expand k, score all new children in one IG batch, back up each child's
-  decayed reward. Constant: the reward is `settings.constant_reward`.
+- fast, constant: one round = select a leaf from the root by the paper's UCT (unvisited
+  child first) or by PUCT (`settings.selection`), expand k, score all new children in
+  one IG batch, back up each child's decayed reward. Constant: the reward is
+  `settings.constant_reward`.
+
+How the k candidates of an expansion are drawn: the policy lists its options at the
+node, scores each (guided policy: the LM's mean token log-likelihood plus documented
+priors; ReAct: the completion's mean token log-prob), and samples k distinct ones
+without replacement from softmax(score / temperature) (greedy: the top k). Each
+child's prior P = softmax of the siblings' scores at the same temperature
+(`rules.set_priors`), which PUCT reads. With `greedy_first` the search asks the policy
+once more, greedily, for its top candidate and puts it first among the k (one more
+policy call per expansion).
 - classic: as fast, but every non-terminal new child is first simulated (k=1,
   sampled) to Done or max depth; the simulation's end state is what gets scored.
   Simulated steps are stored on the node, not added to the tree. Only tree terminals
@@ -38,7 +48,7 @@ from mcts.search.events import (
     StopReason,
     ValuesBackedUp,
 )
-from mcts.search.settings import Method, SearchSettings
+from mcts.search.settings import Method, SearchSettings, Selection
 from mcts.search.steps import Candidate, Step
 from mcts.search.tree import ROOT_ID, Tree
 
@@ -89,14 +99,18 @@ def strategy_for(search: SearchPhases) -> Driver:
     return path_rounds(search)
 
 
-def select_leaf(tree: Tree, c: float) -> int:
-    """Descend from the root by UCT among open (not closed) children; ties: lowest id."""
+def select_leaf(tree: Tree, c: float, *, selection: Selection = Selection.UCT, c_puct: float = 1.0) -> int:
+    """Descend from the root among open (not closed) children by the paper's UCT (unvisited
+    first) or by PUCT (unvisited in order of the prior P); ties: lowest id."""
     node_id = ROOT_ID
     while tree[node_id].children:
         open_children = [ch for ch in tree[node_id].children if not tree.is_closed(ch)]
         if not open_children:
             break  # cannot happen while closed-ness is kept up to date; stay here
-        node_id = max(open_children, key=lambda ch: (tree.uct(ch, c), -ch))
+        if selection == Selection.PUCT:
+            node_id = max(open_children, key=lambda ch: (tree.puct(ch, c_puct), -ch))
+        else:
+            node_id = max(open_children, key=lambda ch: (tree.uct(ch, c), -ch))
     return node_id
 
 
@@ -113,7 +127,7 @@ def mcts_rounds(search: SearchPhases) -> Driver:
             return _exhausted(search)
         round_no = search.rounds_done + 1
         yield RoundStarted(round=round_no, max_rounds=s.rounds)
-        leaf = select_leaf(search.tree, s.c)
+        leaf = select_leaf(search.tree, s.c, selection=s.selection, c_puct=s.c_puct)
         yield NodeSelected(round=round_no, node_id=leaf, path=tuple(search.tree.path(leaf)))
         children = yield from search.expand(leaf, s.k, search.rng)
         if s.method == Method.CLASSIC:

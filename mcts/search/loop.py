@@ -251,6 +251,11 @@ class Search:
         t0 = time.perf_counter()
         history = self.tree.steps(node_id)
         candidates = self.propose(node_id, history, k, rng, greedy)
+        if self.settings.greedy_first and not greedy and k > 1 and candidates:
+            # Greedy-first: the policy's top candidate is always among the k (one more call).
+            top = self.propose(node_id, history, 1, rng, True)
+            if top and all(c.key() != top[0].key() for c in candidates):
+                candidates = [top[0], *candidates[: k - 1]]
         yield CandidatesProposed(node_id=node_id, count=len(candidates), seconds=time.perf_counter() - t0)
         new: list[Node] = []
         for cand in candidates:
@@ -301,7 +306,7 @@ class Search:
         s = self.settings
         try:
             scores = self.scorer.score(
-                self.question, texts, alpha=s.alpha, beta=s.beta, prompt=self.ig_prompt
+                self.question, texts, alpha=s.alpha, beta=s.beta, prompt=self.ig_prompt, variant=s.ig_variant
             )
         except Exception as exc:
             raise SearchFailure(f"scorer failed: {one_line(exc)}") from exc

@@ -62,8 +62,10 @@ class Scorer(Protocol):
         alpha: float,
         beta: float,
         prompt: str = DEFAULT_IG_PROMPT,
+        variant: str = "paper",
     ) -> list[IGScore]:
-        """IG score for each cleaned history (siblings are scored in one batch)."""
+        """IG score for each cleaned history (siblings are scored in one batch); `variant`
+        is a `settings.IGVariant` value (which NLLs the reward reads)."""
         ...
 
 

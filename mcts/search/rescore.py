@@ -60,7 +60,14 @@ def rescore_tree(
             state = [*new.steps(node.id), *node.simulation]
             node.cleaned_history = clean_history(state, rules).text
             texts.append(node.cleaned_history)
-        scores = scorer.score(new.question, texts, alpha=settings.alpha, beta=settings.beta, prompt=ig_prompt)
+        scores = scorer.score(
+            new.question,
+            texts,
+            alpha=settings.alpha,
+            beta=settings.beta,
+            prompt=ig_prompt,
+            variant=settings.ig_variant,
+        )
         if len(scores) != len(texts):
             raise ValueError(f"scorer returned {len(scores)} scores for {len(texts)} histories")
         for node, ig in zip(group, scores, strict=True):

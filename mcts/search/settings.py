@@ -22,8 +22,27 @@ class Method(StrEnum):
 
 
 class VoteMode(StrEnum):
-    PLURALITY = "plurality"  # most frequent answer set; ties by the branch's mean value
+    """How the final answer is chosen from a finished tree (mcts.search.voting)."""
+
+    PLURALITY = "plurality"  # paper: most frequent answer set; ties by the branch's mean value
     VALUE_WEIGHTED = "value_weighted"  # each branch votes with its mean value W/N
+    VISITS = "visits"  # each answer set scores the visits N of its branches (robust child)
+    LIKELIHOOD = "likelihood"  # the branch the policy finds most likely (mean log-prior of its path)
+    BEST_VALUE = "best_value"  # the best branch: the answering terminal with the highest W/N
+
+
+class Selection(StrEnum):
+    UCT = "uct"  # paper: W/N + c * sqrt(ln N_parent / N), unvisited first
+    PUCT = "puct"  # AlphaZero / mctx: W/N + c_puct * P * sqrt(N_parent) / (1 + N)
+
+
+class IGVariant(StrEnum):
+    """Which per-token NLLs the IG reward reads (mcts.agents.scorer.ig_input); all go
+    through alpha * sigmoid(beta * x)."""
+
+    PAPER = "paper"  # x = log PPL(H') - log PPL(H', Q): means over history+prompt vs everything
+    QUESTION = "question"  # x = mean NLL(Q | prompt) - mean NLL(Q | H' + prompt)
+    QUESTION_CLIPPED = "question_clipped"  # as question, each token's gain clipped to +-1 nat
 
 
 @dataclass(frozen=True)
@@ -44,15 +63,21 @@ class SearchSettings:
     constant_reward: float = 1.0  # constant-reward ablation: alpha * sigmoid(0)
     vote_mode: VoteMode = VoteMode.PLURALITY
     seed: int = 0
+    selection: Selection = Selection.UCT  # paper: UCT
+    c_puct: float = 1.0  # PUCT exploration constant (ours; used when selection is puct)
+    ig_variant: IGVariant = IGVariant.PAPER  # paper: the mean-over-everything ratio
+    greedy_first: bool = False  # expansion: the policy's top candidate always among the k
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", Method(self.method))
         object.__setattr__(self, "vote_mode", VoteMode(self.vote_mode))
+        object.__setattr__(self, "selection", Selection(self.selection))
+        object.__setattr__(self, "ig_variant", IGVariant(self.ig_variant))
         positive = ("rounds", "k", "max_depth", "early_stop_terminals", "beam_width", "vote_samples")
         for name in positive:
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("c", "alpha", "beta", "decay_rate", "temperature"):
+        for name in ("c", "c_puct", "alpha", "beta", "decay_rate", "temperature"):
             value = float(getattr(self, name))
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value}")
