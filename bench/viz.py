@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.synthetic_tree import synthetic_tree  # noqa: E402
 from viz.figure import build_figure  # noqa: E402
 from viz.layout import layout_tree  # noqa: E402
-from viz.synthetic import synthetic_tree  # noqa: E402
 
 
 def measure(n_nodes: int, repeat: int) -> tuple[float, float, float, float, float]:

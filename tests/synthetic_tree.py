@@ -1,4 +1,4 @@
-"""Synthetic search trees for tests and benchmarks of the visualiser.
+"""Synthetic search trees for the visualiser's tests and benchmarks (tests/, bench/viz.py).
 
 Builds a real `mcts.search.tree.Tree` from real `Step`s, grown the way a search grows
 one (expand a frontier node into up to k children, back values up the path), with

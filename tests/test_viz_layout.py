@@ -10,8 +10,8 @@ from kb.actions import Action
 from kb.observation import Observation
 from mcts.search.steps import Step
 from mcts.search.tree import Tree
+from tests.synthetic_tree import synthetic_tree
 from viz.layout import layout_tree
-from viz.synthetic import synthetic_tree
 
 
 def _step(i: int) -> Step:
