@@ -43,6 +43,10 @@ _ACTION_LABEL_ANY = re.compile(r"Action\s*\d*\s*:", re.IGNORECASE)
 _ANY_TOOL_CALL = re.compile(r"\b(" + "|".join(TOOL_NAMES) + r")\s*\(", re.IGNORECASE)
 _THOUGHT_LABEL = re.compile(r"^\s*Thought\s*\d*\s*:\s*", re.IGNORECASE)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NON_SPACE = re.compile(r"\S")
+# The longest policy output parsed (characters): a step is a thought and one call whose
+# query is at most kb.sparql.MAX_QUERY_CHARS; anything longer is not a step.
+MAX_ACTION_CHARS = 20_000
 
 
 def _locate(text: str) -> tuple[int, int]:
@@ -95,9 +99,10 @@ class _Scanner:
         raise ActionParseError(f"unterminated string starting at {text[start : start + 30]!r}")
 
     def _closes_here(self) -> bool:
-        # A lone quote closes the string only where an argument may end.
-        rest = self.text[self.pos + 1 :].lstrip()
-        return rest[:1] in (",", ")", "")
+        # A lone quote closes the string only where an argument may end. A search, not
+        # a slice of the rest: slicing made text with many quotes quadratic.
+        after = _NON_SPACE.search(self.text, self.pos + 1)
+        return after is None or after.group() in (",", ")")
 
 
 def _parse_args(scan: _Scanner, tool: str) -> tuple[list[str], dict[str, str]]:
@@ -172,6 +177,10 @@ def parse_action(text: str) -> Action:
     """Parse the first tool call in `text`. Raises ActionParseError (one line)."""
     if not text or not text.strip():
         raise ActionParseError("empty action")
+    if len(text) > MAX_ACTION_CHARS:
+        raise ActionParseError(
+            f"action text too long ({len(text):,} characters; at most {MAX_ACTION_CHARS:,})"
+        )
     _, start = _locate(text)
     scan = _Scanner(text)
     scan.pos = start
@@ -202,6 +211,10 @@ def parse_thought_action(text: str) -> tuple[str, Action]:
     The thought is "" when missing. Raises ActionParseError when the action part does
     not parse.
     """
+    if len(text or "") > MAX_ACTION_CHARS:
+        raise ActionParseError(
+            f"action text too long ({len(text):,} characters; at most {MAX_ACTION_CHARS:,})"
+        )
     thought_end, _ = _locate(text or "")
     thought = _THOUGHT_LABEL.sub("", (text or "")[:thought_end], count=1).strip()
     return thought, parse_action(text)

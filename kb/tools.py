@@ -42,6 +42,7 @@ DESCRIPTION_CHARS = 100  # SearchNodes description prefix (DESIGN.md 3)
 OUTPUT_CHARS = 2000  # ExecuteSPARQL text budget (DESIGN.md 3)
 NAMED_VALUES = 1000  # ExecuteSPARQL: distinct entities whose names are looked up
 NAME_CACHE_SIZE = 200_000  # IRI -> name entries kept per toolbox
+MAX_ARGUMENT_CHARS = 20_000  # one call's arguments; a query is at most kb.sparql.MAX_QUERY_CHARS
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _SELECT_E = re.compile(
     r"^\s*(?:PREFIX\s+[\w-]*:\s*<[^>]*>\s*)*SELECT\s+(?:DISTINCT\s+)?\?e\s+WHERE\b", re.IGNORECASE
@@ -118,6 +119,10 @@ class Toolbox:
             "Done": lambda _a: Observation("Done"),
         }
         try:
+            if len(action.argument) + len(action.semantic) > MAX_ARGUMENT_CHARS:
+                raise ValueError(
+                    f"{action.tool}: arguments too long (at most {MAX_ARGUMENT_CHARS:,} characters)"
+                )
             obs = handlers[action.tool](action)
         except (KBError, ActionParseError, ValueError) as exc:
             # KBError covers QueryRejected, QueryTimeout, EndpointUnavailable.
