@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +181,22 @@ def test_rescoring_a_classic_tree_scores_the_simulated_end_state():
     new, _ = rescore_tree(search.tree, ToyScorer(), search.settings)
     for a, b in zip(search.tree.nodes, new.nodes, strict=True):
         assert b.cleaned_history == a.cleaned_history and b.reward == a.reward
+
+
+@pytest.mark.parametrize("name", ["fast-obama.json", "constant-inception.json", "fast-inception.json"])
+def test_version_1_traces_load_with_priors_replay_and_rescore(name):
+    from viz.replay import tree_at_round
+
+    raw = json.loads(Path("examples/traces", name).read_text())
+    assert raw["schema_version"] == 1
+    trace = load_trace(Path("examples/traces", name))
+    assert trace.schema_version == TRACE_SCHEMA_VERSION == 2
+    tree = trace.to_tree()
+    for parent in tree.nodes:
+        if parent.children:
+            assert sum(tree[c].prior for c in parent.children) == pytest.approx(1.0)
+    assert tree_at_round(tree, trace.events, 1).tree.root.children
+    new, _ = rescore_tree(tree, ToyScorer(), trace.settings)
+    assert len(new) == len(tree)
+    again = trace_from_json(trace_to_json(trace))  # written back as version 2, same priors
+    assert [n.prior for n in again.to_tree().nodes] == [n.prior for n in tree.nodes]

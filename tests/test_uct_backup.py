@@ -14,7 +14,7 @@ from kb.observation import Observation
 from mcts.search.drivers import select_leaf
 from mcts.search.loop import Search
 from mcts.search.rules import depth_decay
-from mcts.search.settings import Method, SearchSettings
+from mcts.search.settings import Method, SearchSettings, Selection
 from mcts.search.steps import Step
 from mcts.search.tree import ROOT_ID, Tree
 from tests.toy_world import QUESTION, toy_world
@@ -156,3 +156,26 @@ def test_every_method_keeps_visits_consistent_with_backups(seed, k, rounds, meth
         assert node.depth <= cfg.max_depth
         if node.depth == cfg.max_depth:
             assert node.terminal
+
+
+def test_puct_adds_the_prior_term_and_uct_ignores_the_prior():
+    tree = Tree("q")
+    tree.root.visits = 4
+    a = tree.add_child(ROOT_ID, STEP, prior=0.9)
+    b = tree.add_child(ROOT_ID, STEP, prior=0.1)
+    a.visits, a.value_sum = 3, 3 * 1.0
+    b.visits, b.value_sum = 1, 1.2
+    # PUCT = W/N + c_puct * P * sqrt(N_parent) / (1 + N): a 1.0 + 2*0.9*2/4 = 1.9; b 1.2 + 2*0.1*2/2 = 1.4
+    assert tree.puct(a.id, 2.0) == pytest.approx(1.9) and tree.puct(b.id, 2.0) == pytest.approx(1.4)
+    assert select_leaf(tree, 1.0, selection=Selection.PUCT, c_puct=2.0) == a.id
+    assert select_leaf(tree, 1.0, selection=Selection.UCT) == b.id  # 1.2 + sqrt(ln 4) > 1.0 + sqrt(ln 4 / 3)
+
+
+def test_a_puct_search_stores_priors_that_sum_to_one_per_expansion():
+    search = _search(method=Method.FAST, selection=Selection.PUCT, rounds=4)
+    for _ in search.run():
+        pass
+    expanded = [n for n in search.tree.nodes if n.children]
+    assert expanded and search.result is not None and search.result.stop_reason != "error"
+    for parent in expanded:
+        assert sum(search.tree[c].prior for c in parent.children) == pytest.approx(1.0)

@@ -13,6 +13,7 @@ from mcts.search.voting import (
     best_terminal_by_value,
     decide,
     tally_votes,
+    tie_break,
 )
 
 STEP = Step(thought="", action=Action("Done"), observation=Observation(text="Done."))
@@ -104,3 +105,39 @@ def test_search_result_round_trips_through_a_dict():
     )
     assert SearchResult.from_dict(result.to_dict()) == result
     assert result.answer_names == ("Beta",)
+
+
+def test_plurality_tie_is_recorded_with_how_it_was_broken():
+    tree = Tree("q")
+    _terminal(tree, A, mean=0.5, reward=0.4)
+    _terminal(tree, B, mean=0.9, reward=0.3)
+    _terminal(tree, C, mean=0.2, reward=0.3)
+    assert tally_votes(tree)[0].answer == ("Beta",)
+    assert (
+        tie_break(tree)
+        == "3 answer sets tied on votes; broken by the higher W/N of its best branch, then the lower node id"
+    )
+    _terminal(tree, A, mean=0.1, reward=0.1)
+    assert tie_break(tree) == ""  # Alpha wins 2-1-1: no tie
+
+
+def test_visits_rule_follows_the_most_visited_branch_from_the_root():
+    tree = Tree("q")
+    busy = tree.add_child(ROOT_ID, STEP)
+    busy.visits = 5
+    deep = tree.add_child(busy.id, STEP, terminal=True, answer=C)
+    deep.visits, deep.value_sum = 1, 0.1
+    _terminal(tree, A, mean=1.5, reward=1.5)  # visits 2 at the top level, high W/N
+    _terminal(tree, A, mean=1.5, reward=1.5)
+    rows = tally_votes(tree, VoteMode.VISITS)
+    assert rows[0].answer == ("Gamma",) and rows[0].weight == 5.0
+    assert tally_votes(tree, VoteMode.PLURALITY)[0].answer == ("Alpha",)
+
+
+def test_likelihood_rule_picks_the_branch_the_policy_prefers():
+    tree = Tree("q")
+    a = _terminal(tree, A, mean=1.9, reward=1.9)
+    b = _terminal(tree, B, mean=0.1, reward=0.1)
+    a.policy_score, b.policy_score = -3.0, -1.0  # no stored prior: recomputed from the scores
+    assert decide(tree, VoteMode.LIKELIHOOD)[2] == (b.id,)
+    assert decide(tree, VoteMode.BEST_VALUE)[2] == (a.id,)

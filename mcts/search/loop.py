@@ -57,7 +57,7 @@ from mcts.search.run_meta import RunMeta
 from mcts.search.settings import Method, SearchSettings
 from mcts.search.steps import Candidate, Step
 from mcts.search.tree import NO_PARENT, Node, Tree
-from mcts.search.voting import SearchResult, decide
+from mcts.search.voting import SearchResult, decide, tie_break
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,8 @@ class Search:
 
     def _finish(self, reason: StopReason, detail: str) -> SearchResult:
         self._meter.stop()
-        answer, sparql, node_ids, votes = decide(self.tree, self.settings.vote_mode)
+        s = self.settings
+        answer, sparql, node_ids, votes = decide(self.tree, s.vote_mode, s.temperature)
         return SearchResult(
             question=self.question,
             answer=answer,
@@ -188,6 +189,8 @@ class Search:
             nodes=len(self.tree),
             cost=self._meter.summary(),
             terminals=len(self.tree.terminals()),
+            vote_mode=s.vote_mode.value,
+            tie_break=tie_break(self.tree, s.vote_mode, s.temperature),
         )
 
     def _final_events(self) -> list[Event]:

@@ -128,6 +128,21 @@ def priors(policy_scores: Sequence[float | None], temperature: float) -> list[fl
     return [w / total for w in weights]
 
 
+def path_log_prior(tree: Tree, node_id: int, temperature: float) -> float:
+    """Sum of log P over the branch root..node: the log-probability that the policy,
+    sampling at `temperature`, draws this branch. A node without a stored prior (a trace
+    written before priors) gets it from its siblings' policy scores."""
+    total = 0.0
+    for i in tree.path(node_id)[1:]:
+        node = tree[i]
+        p = node.prior
+        if p is None:
+            siblings = tree[node.parent].children
+            p = priors([tree[c].policy_score for c in siblings], temperature)[siblings.index(i)]
+        total += math.log(p) if p > 0 else -math.inf
+    return total
+
+
 def set_priors(tree: Tree, parent_id: int, temperature: float) -> None:
     """Write P on every child of `parent_id` from the siblings' policy scores."""
     children = [tree[c] for c in tree[parent_id].children]

@@ -1,9 +1,9 @@
 """Traces: a whole search run as one versioned JSON file that loads back into an identical tree.
 
-Schema (version 1), one JSON object:
+Schema (version 2), one JSON object:
 
     {
-      "schema_version": 1,
+      "schema_version": 2,
       "created_at": "2026-11-29T14:00:00+00:00",    # UTC, ISO 8601
       "question": "...",
       "settings": {SearchSettings.to_dict()},       # method, rounds, k, c, alpha, beta, ...
@@ -18,6 +18,7 @@ Schema (version 1), one JSON object:
     node = {"id", "parent" (-1 for the root), "depth", "round", "children": [ids],
             "visits", "value_sum", "reward", "ppl_history", "ppl_with_question", "decay",
             "terminal", "answer": [value], "answer_sparql", "validity", "policy_score",
+            "prior" (P: softmax of the siblings' policy scores; version 2),
             "raw_history", "cleaned_history", "truncated", "exhausted",
             "simulation": [step], "simulated_answer": [value], "step": step | null}
     step  = {"thought", "action": {"tool", "argument", "semantic"} | null, "raw_text",
@@ -27,6 +28,10 @@ Schema (version 1), one JSON object:
 
 Numbers that may be missing (reward and PPLs of an unscored node) are null. A reader
 must reject a `schema_version` it does not know; fields added later get defaults.
+Version 1 (before PUCT) has no node priors: the reader upgrades it by computing P from
+the stored policy scores at the trace's sampling temperature (`rules.priors`), so old
+traces load, replay and re-score like new ones; settings added since (selection,
+c_puct, ig_variant, ...) take their defaults, which are what version-1 runs used.
 Saving is atomic (temporary file in the same folder + os.replace). Loading errors
 raise `TraceError` with one clear line. Knows nothing of models, tools or the UI.
 """
@@ -43,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcts.search.events import EVENT_TYPES, Event, event_from_dict
 from mcts.search.protocols import DEFAULT_IG_PROMPT
+from mcts.search.rules import priors
 from mcts.search.run_meta import RunMeta
 from mcts.search.serialize import tree_from_list, tree_to_list
 from mcts.search.settings import SearchSettings
@@ -52,7 +58,8 @@ from mcts.search.voting import SearchResult
 if TYPE_CHECKING:
     from mcts.search.loop import Search
 
-TRACE_SCHEMA_VERSION = 1
+TRACE_SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 class TraceError(ValueError):
@@ -138,15 +145,32 @@ def _event(data: Any) -> Event:
     return event_from_dict(data)
 
 
+def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 trace as version 2: node priors from the siblings' policy scores."""
+    nodes = [dict(n) for n in data["nodes"]]
+    temperature = float(dict(data.get("settings", {})).get("temperature", SearchSettings().temperature))
+    for parent in nodes:
+        kids = [int(c) for c in parent.get("children", [])]
+        if not all(0 <= c < len(nodes) for c in kids):
+            continue  # tree_from_list reports the broken link
+        ps = priors([nodes[c].get("policy_score") for c in kids], temperature)
+        for c, p in zip(kids, ps, strict=True):
+            nodes[c].setdefault("prior", p)
+    return {**data, "nodes": nodes, "schema_version": TRACE_SCHEMA_VERSION}
+
+
 def trace_from_dict(data: Any) -> Trace:
     if not isinstance(data, dict):
         raise TraceError("not a trace: the JSON is not an object")
     version = data.get("schema_version")
-    if version != TRACE_SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise TraceError(
-            f"unsupported trace schema_version {version!r} (this reader knows {TRACE_SCHEMA_VERSION})"
+            f"unsupported trace schema_version {version!r} (this reader knows "
+            f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
     try:
+        if version == 1:
+            data = _upgrade_v1(data)
         trace = Trace(
             question=str(data["question"]),
             settings=SearchSettings.from_dict(data["settings"]),

@@ -9,6 +9,17 @@ an answer set is the sorted tuple of distinct value names.
   node id), so the result is deterministic.
 - `VoteMode.VALUE_WEIGHTED`: each branch votes with its mean value W/N; the largest
   total wins; ties by count, then by the lowest node id.
+- `VoteMode.VISITS` (robust child): the set whose branch the visit counts point to: its
+  branches compared by the visits N of their nodes from the root down (the top-level
+  node first, then the next), the most visited wins; weight = visits of the top-level
+  node. Ties by count, then by the lowest node id.
+- `VoteMode.LIKELIHOOD`: the set holding the branch the policy finds most likely: sum of
+  log P over the branch (`rules.path_log_prior`); weight = that log-probability.
+- `VoteMode.BEST_VALUE`: the best branch's set (`rules.best_branch`): highest W/N.
+
+Every rule is a function of a finished tree, so the evaluation scores all of them on
+the same runs. When the winner ties the runner-up on the mode's main figure, the result
+says how the tie was broken (`SearchResult.tie_break`, one line; "" without a tie).
 
 The winner's values and SPARQL are those of its best branch (highest W/N, then lowest
 id). Also reported: the best terminal by mean value and by IG reward, so a UI or the
@@ -24,7 +35,7 @@ from typing import Any
 from kb.observation import Value
 from mcts.search.cost import CostSummary
 from mcts.search.events import StopReason
-from mcts.search.rules import answering_terminals
+from mcts.search.rules import answering_terminals, path_log_prior
 from mcts.search.rules import (
     best_terminal_by_ig as best_terminal_by_ig,  # re-exported: callers read them here
 )
@@ -71,15 +82,52 @@ def voters(tree: Tree) -> list[Node]:
     return answering_terminals(tree)
 
 
-def tally_votes(tree: Tree, mode: VoteMode = VoteMode.PLURALITY) -> tuple[VoteRow, ...]:
-    """Vote rows, winner first (see the module docstring for the ordering)."""
+def _visit_key(tree: Tree, node: Node) -> tuple[int, ...]:
+    """Visits of the branch's nodes below the root, top first (compared lexicographically)."""
+    return tuple(tree[i].visits for i in tree.path(node.id)[1:])
+
+
+# Per mode: the main figure (higher wins) and what breaks a tie on it, in words.
+_TIE_BREAKS = {
+    VoteMode.PLURALITY: ("votes", "the higher W/N of its best branch, then the lower node id"),
+    VoteMode.VALUE_WEIGHTED: ("summed W/N", "more votes, then the lower node id"),
+    VoteMode.VISITS: ("visits along the branch", "more votes, then the lower node id"),
+    VoteMode.LIKELIHOOD: ("policy path log-probability", "more votes, then the lower node id"),
+    VoteMode.BEST_VALUE: ("best branch W/N", "more votes, then the lower node id"),
+}
+
+
+def _main_key(row: VoteRow, mode: VoteMode, visit_keys: dict[tuple[str, ...], tuple[int, ...]]) -> object:
+    if mode == VoteMode.PLURALITY:
+        return row.count
+    if mode == VoteMode.VISITS:
+        return visit_keys[row.answer]
+    if mode == VoteMode.BEST_VALUE:
+        return row.best_mean_value
+    return row.weight
+
+
+def _ranked(
+    tree: Tree, mode: VoteMode, temperature: float
+) -> tuple[list[VoteRow], dict[tuple[str, ...], tuple[int, ...]]]:
     groups: dict[tuple[str, ...], list[Node]] = {}
     for node in voters(tree):
         groups.setdefault(answer_key(node.answer), []).append(node)
     rows = []
+    visit_keys: dict[tuple[str, ...], tuple[int, ...]] = {}
     for key, nodes in groups.items():
         nodes = sorted(nodes, key=lambda n: (-n.mean_value, n.id))
-        weight = float(len(nodes)) if mode == VoteMode.PLURALITY else sum(n.mean_value for n in nodes)
+        visit_keys[key] = max(_visit_key(tree, n) for n in nodes)
+        if mode == VoteMode.PLURALITY:
+            weight = float(len(nodes))
+        elif mode == VoteMode.VALUE_WEIGHTED:
+            weight = sum(n.mean_value for n in nodes)
+        elif mode == VoteMode.VISITS:
+            weight = float(visit_keys[key][0])
+        elif mode == VoteMode.LIKELIHOOD:
+            weight = max(path_log_prior(tree, n.id, temperature) for n in nodes)
+        else:
+            weight = nodes[0].mean_value
         rows.append(
             VoteRow(
                 answer=key,
@@ -91,9 +139,37 @@ def tally_votes(tree: Tree, mode: VoteMode = VoteMode.PLURALITY) -> tuple[VoteRo
         )
     if mode == VoteMode.PLURALITY:
         rows.sort(key=lambda r: (-r.count, -r.best_mean_value, min(r.node_ids)))
+    elif mode == VoteMode.VISITS:
+        rows.sort(key=lambda r: (tuple(-v for v in visit_keys[r.answer]), -r.count, min(r.node_ids)))
+    elif mode == VoteMode.BEST_VALUE:
+        rows.sort(key=lambda r: (-r.best_mean_value, -r.count, min(r.node_ids)))
     else:
         rows.sort(key=lambda r: (-r.weight, -r.count, min(r.node_ids)))
-    return tuple(rows)
+    return rows, visit_keys
+
+
+def tally_votes(
+    tree: Tree, mode: VoteMode = VoteMode.PLURALITY, temperature: float = 0.7
+) -> tuple[VoteRow, ...]:
+    """Vote rows, winner first (see the module docstring for each mode's order).
+
+    `temperature` is the policy's sampling temperature (the likelihood rule's priors).
+    """
+    return tuple(_ranked(tree, mode, temperature)[0])
+
+
+def tie_break(tree: Tree, mode: VoteMode = VoteMode.PLURALITY, temperature: float = 0.7) -> str:
+    """How a tie on the mode's main figure was broken, in one line ("" when there was none)."""
+    mode = VoteMode(mode)
+    rows, visit_keys = _ranked(tree, mode, temperature)
+    if len(rows) < 2:
+        return ""
+    top = _main_key(rows[0], mode, visit_keys)
+    tied = [r for r in rows if _main_key(r, mode, visit_keys) == top]
+    if len(tied) < 2:
+        return ""
+    figure, rule = _TIE_BREAKS[mode]
+    return f"{len(tied)} answer sets tied on {figure}; broken by {rule}"
 
 
 @dataclass(frozen=True)
@@ -111,6 +187,8 @@ class SearchResult:
     nodes: int
     cost: CostSummary
     terminals: int = 0  # terminal branches (answering or not)
+    vote_mode: str = VoteMode.PLURALITY.value  # the rule that chose `answer`
+    tie_break: str = ""  # how a tie for first place was broken, one line; "" when none
 
     @property
     def answer_names(self) -> tuple[str, ...]:
@@ -130,6 +208,8 @@ class SearchResult:
             "rounds": self.rounds,
             "nodes": self.nodes,
             "terminals": self.terminals,
+            "vote_mode": self.vote_mode,
+            "tie_break": self.tie_break,
             "cost": self.cost.to_dict(),
         }
 
@@ -148,15 +228,24 @@ class SearchResult:
             rounds=int(data.get("rounds", 0)),
             nodes=int(data.get("nodes", 0)),
             terminals=int(data.get("terminals", 0)),
+            vote_mode=str(data.get("vote_mode", VoteMode.PLURALITY.value)),
+            tie_break=str(data.get("tie_break", "")),
             cost=CostSummary.from_dict(data.get("cost", {})),
         )
 
 
-def decide(tree: Tree, mode: VoteMode) -> tuple[tuple[Value, ...], str, tuple[int, ...], tuple[VoteRow, ...]]:
+def decide(
+    tree: Tree, mode: VoteMode, temperature: float = 0.7
+) -> tuple[tuple[Value, ...], str, tuple[int, ...], tuple[VoteRow, ...]]:
     """(answer values, sparql, voting node ids, vote rows) for the tree as it stands."""
-    rows = tally_votes(tree, mode)
+    rows = tally_votes(tree, VoteMode(mode), temperature)
     if not rows:
         return (), "", (), rows
     winner = rows[0]
-    best = tree[winner.node_ids[0]]
+    if VoteMode(mode) == VoteMode.LIKELIHOOD:  # the winner's values come from its likeliest branch
+        best = max(
+            (tree[i] for i in winner.node_ids), key=lambda n: (path_log_prior(tree, n.id, temperature), -n.id)
+        )
+    else:
+        best = tree[winner.node_ids[0]]
     return best.answer, best.answer_sparql, winner.node_ids, rows
