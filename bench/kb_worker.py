@@ -36,13 +36,10 @@ sys.path.insert(0, str(REPO))
 def _queries(limit: int) -> list[str]:
     ids: list[str] = []
     for line in (DATA / "dev.jsonl").read_text().splitlines():
-        q = json.loads(line)
-        for word in q.get("sparql", "").split():
-            if word.startswith("ns:m.") and word not in ids:
-                ids.append(word.rstrip(".;"))
-    return [
-        f"SELECT ?p ?o WHERE {{ <http://rdf.freebase.com/ns/{i[3:]}> ?p ?o }} LIMIT 20" for i in ids[:limit]
-    ]
+        for entity in json.loads(line).get("topic_entities", []):
+            if entity["mid"] not in ids:
+                ids.append(entity["mid"])
+    return [f"SELECT ?p ?o WHERE {{ <http://rdf.freebase.com/ns/{i}> ?p ?o }} LIMIT 20" for i in ids[:limit]]
 
 
 def _median_ms(run, queries: list[str], repeats: int) -> float:

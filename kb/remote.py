@@ -1,11 +1,17 @@
 """A knowledge base behind any SPARQL 1.1 endpoint (Virtuoso, QLever, Oxigraph, Wikidata).
 
-`RemoteKB(url)` implements `kb.base.KnowledgeBase` over HTTP with `SPARQLWrapper`:
+`RemoteKB(url)` implements `kb.base.KnowledgeBase` over HTTP with `http.client` (a
+small client of its own: SPARQLWrapper's urllib followed redirects and had no deadline
+for a body trickled one byte at a time, issue 15):
 
-- one SPARQLWrapper object is reused (under a lock: it is not thread-safe). The library
-  speaks through `urllib`, which keeps no connection pool, so each request opens a new
-  TCP connection (cheap on 127.0.0.1; keep-alive would need the unmaintained
-  `keepalive` package, which SPARQLWrapper installs process-wide - not worth it);
+- one deadline (`timeout_s`) covers resolving, connecting, every retry and the whole
+  body: a watchdog shuts the socket down when it passes;
+- redirects are not followed (a 3xx is an error naming the status);
+- `public=True` (the app's public mode) refuses endpoints whose resolved addresses are
+  loopback, private, link-local, multicast or reserved, connects to the address it
+  checked (no second lookup to rebind), and never puts the endpoint's reply text into
+  an error message;
+- one new TCP connection per request (cheap on 127.0.0.1; no pool to leak);
 - GET for short queries, POST (form-encoded) for long ones (URL length limits);
 - JSON results, read in chunks with a byte cap (`max_bytes`, 10 MB): a larger result
   is cut at the last complete row and flagged `truncated` instead of being read whole;
@@ -13,7 +19,8 @@
 - errors are one-line `KBError`s: `QueryTimeout` (client deadline, or the server
   cancelled the query), `EndpointUnavailable` (connection refused/reset, HTTP 502-504,
   after `retries` retries with exponential back-off, each logged), `QueryRejected`
-  (HTTP 400: the endpoint's first message line), `KBError` for the rest.
+  (HTTP 400: the endpoint's first message line, outside public mode), `KBError` for
+  the rest, malformed replies included (bad JSON, 100k-deep JSON, wrong shapes).
 
 Every query goes through `kb.sparql.guard_and_normalise` first (only SELECT/ASK leave
 this machine, and the row cap becomes a LIMIT the server applies).
@@ -26,15 +33,16 @@ or of search.
 
 from __future__ import annotations
 
-import codecs
+import contextlib
 import http.client
+import ipaddress
 import json
 import logging
 import re
 import socket
 import threading
 import time
-import urllib.error
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,42 +74,63 @@ def _one_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _endpoint_message(exc: Exception) -> str:
-    """The first line of the body an endpoint sent with an HTTP error.
+class _Transient(Exception):
+    """A failure worth a retry (connection refused or reset, HTTP 502-504)."""
 
-    SPARQLWrapper formats it into its message as `...Response:\\n<repr of bytes>`; the
-    repr is decoded with `codecs.escape_decode` (a plain unescaper, not an evaluator).
-    """
-    text = str(exc)
-    _, found, raw = text.partition("Response:\n")
-    if not found:
-        return _one_line(text)
-    if raw[:2] in ("b'", 'b"') and raw[-1:] == raw[1]:
-        raw = codecs.escape_decode(raw[2:-1].encode("utf-8", "backslashreplace"))[0].decode(
-            "utf-8", "replace"
+
+def _reply_line(body: bytes, public: bool) -> str:
+    """The first non-empty line of an endpoint's error reply, or "" in public mode (where
+    the reply of an arbitrary host must never reach the page)."""
+    if public:
+        return ""
+    text = body[:4096].decode("utf-8", "replace")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return _one_line("".join(ch for ch in first if ch.isprintable()))
+
+
+def _blocked(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return (
+        ip.is_loopback
+        or ip.is_private
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+        or not ip.is_global
+    )
+
+
+def resolve_endpoint(url: str, *, public: bool) -> tuple[str, str, int, str]:
+    """(scheme, host, port, the address to connect to) of an endpoint URL. In public mode
+    every resolved address must be a public one. Raises KBError / EndpointUnavailable."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise KBError(f"not an http(s) endpoint URL: {url[:100]!r}")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise KBError(f"bad port in endpoint URL {url[:100]!r}") from None
+    try:
+        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise EndpointUnavailable(f"cannot resolve the endpoint host {parts.hostname!r}: {exc}") from None
+    addresses = [info[4][0] for info in infos]
+    if public and any(_blocked(a) for a in addresses):
+        raise KBError(
+            f"endpoint host {parts.hostname!r} resolves to a loopback, private or link-local address; "
+            "not allowed in public mode"
         )
-    first = next((line for line in raw.splitlines() if line.strip()), "")
-    return _one_line(first)
-
-
-def _is_transient(exc: BaseException) -> bool:
-    """Connection-level failures worth a retry (not timeouts, not bad queries)."""
-    if isinstance(exc, urllib.error.HTTPError):
-        return exc.code in (502, 503, 504)
-    if isinstance(exc, urllib.error.URLError):
-        return not isinstance(exc.reason, TimeoutError | socket.timeout)
-    return isinstance(exc, ConnectionError | http.client.RemoteDisconnected | http.client.BadStatusLine)
-
-
-def _is_timeout(exc: BaseException) -> bool:
-    if isinstance(exc, TimeoutError | socket.timeout):
-        return True
-    return isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, TimeoutError | socket.timeout)
+    return parts.scheme, parts.hostname, port, addresses[0]
 
 
 def _to_term(binding: dict[str, Any]) -> Term:
     kind = binding.get("type")
-    value = str(binding.get("value", ""))
+    value = binding.get("value", "")
+    if not isinstance(value, str):
+        raise TypeError("value")
     if kind == "uri":
         return Term("iri", value)
     if kind == "bnode":
@@ -109,7 +138,10 @@ def _to_term(binding: dict[str, Any]) -> Term:
     datatype = binding.get("datatype")
     if datatype in (_XSD_STRING, _LANG_STRING):
         datatype = None  # as embedded results: plain and language strings carry none
-    return Term("literal", value, datatype, binding.get("xml:lang"))
+    lang = binding.get("xml:lang")
+    if not isinstance(datatype, str | None) or not isinstance(lang, str | None):
+        raise TypeError("datatype/lang")
+    return Term("literal", value, datatype, lang)
 
 
 def _salvage(body: bytes) -> bytes:
@@ -128,19 +160,32 @@ def parse_json_result(body: bytes, *, max_rows: int, cut: bool = False) -> Query
         body = _salvage(body)
     try:
         doc = json.loads(body.decode("utf-8"))
+    except RecursionError:
+        raise KBError("endpoint sent a malformed JSON result (nested too deeply)") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         tail = body[-300:].decode("utf-8", "replace")
         if any(word in tail for word in _TIMEOUT_WORDS):
             # Oxigraph's own timeout: status 200 already sent, then the body stops
             # with "The SPARQL operation has been cancelled".
             raise QueryTimeout("the endpoint cancelled the query at its time limit") from None
-        raise KBError(f"endpoint sent a malformed JSON result ({exc.__class__.__name__}: {exc})") from None
+        raise KBError(f"endpoint sent a malformed JSON result ({exc.__class__.__name__})") from None
+    try:
+        return _result_of(doc, max_rows, cut)
+    except (TypeError, AttributeError, KeyError, ValueError):
+        raise KBError("endpoint sent a JSON reply that is not a SPARQL result") from None
+
+
+def _result_of(doc: Any, max_rows: int, cut: bool) -> QueryResult:
     if not isinstance(doc, dict):
-        raise KBError("endpoint sent a JSON result that is not an object")
+        raise TypeError("not an object")
     if "boolean" in doc:
-        return QueryResult(boolean=bool(doc["boolean"]))
-    variables = tuple(doc.get("head", {}).get("vars", []))
-    bindings = doc.get("results", {}).get("bindings", [])
+        if not isinstance(doc["boolean"], bool):
+            raise TypeError("boolean")
+        return QueryResult(boolean=doc["boolean"])
+    variables = tuple(doc["head"].get("vars", []))
+    bindings = doc["results"]["bindings"]
+    if not all(isinstance(v, str) for v in variables) or not isinstance(bindings, list):
+        raise TypeError("vars/bindings")
     truncated = cut or len(bindings) > max_rows
     rows = tuple(tuple(_to_term(b[v]) if v in b else None for v in variables) for b in bindings[:max_rows])
     return QueryResult(variables=variables, rows=rows, truncated=truncated)
@@ -149,10 +194,11 @@ def parse_json_result(body: bytes, *, max_rows: int, cut: bool = False) -> Query
 class RemoteKB:
     """A SPARQL 1.1 endpoint as a `KnowledgeBase`.
 
-    `timeout_s` is the default per-query deadline (connect + whole response);
-    `retries` connection failures are retried after `backoff_s * 2**i` seconds;
-    `max_bytes` caps the bytes read per result; `post_over` is the query length (in
-    characters) from which POST is used.
+    `timeout_s` is the default per-query deadline (resolve + connect + retries + whole
+    response); `retries` connection failures are retried after `backoff_s * 2**i`
+    seconds; `max_bytes` caps the bytes read per result; `post_over` is the query length
+    (in characters) from which POST is used; `public` refuses non-public addresses and
+    keeps the endpoint's reply text out of error messages (see the module docstring).
     """
 
     def __init__(
@@ -165,9 +211,10 @@ class RemoteKB:
         flavour: Flavour | None = None,
         max_bytes: int = 10_000_000,
         post_over: int = 1_500,
+        public: bool = False,
     ) -> None:
         if not url.startswith(("http://", "https://")):
-            raise ValueError(f"not an http(s) endpoint URL: {url!r}")
+            raise ValueError(f"not an http(s) endpoint URL: {url[:100]!r}")
         if retries < 0 or backoff_s < 0 or timeout_s <= 0 or max_bytes <= 0:
             raise ValueError("retries and backoff_s must be >= 0, timeout_s and max_bytes > 0")
         self.spec = url
@@ -178,101 +225,127 @@ class RemoteKB:
         self.flavour = flavour or FREEBASE
         self.max_bytes = max_bytes
         self.post_over = post_over
-        self._lock = threading.Lock()
-        self._wrapper: Any = None
+        self.public = public
         self._virtuoso: bool | None = None
 
     def __repr__(self) -> str:
         return f"RemoteKB({self.url!r})"
 
     # ----- HTTP -----------------------------------------------------------------------
-    def _sparql_wrapper(self) -> Any:
-        if self._wrapper is None:
-            from SPARQLWrapper import JSON, SPARQLWrapper
+    def _connection(self, deadline: float) -> http.client.HTTPConnection:
+        scheme, host, port, address = resolve_endpoint(self.url, public=self.public)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("deadline passed while resolving")
+        cls = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+        conn = cls(host, port, timeout=remaining)
+        # Connect to the address checked above (TLS still verifies `host`): a second
+        # lookup could answer differently (DNS rebinding).
+        conn._create_connection = lambda _addr, timeout, source=None: socket.create_connection(  # type: ignore[attr-defined]
+            (address, port), timeout, source
+        )
+        return conn
 
-            wrapper = SPARQLWrapper(self.url, agent="mcts-kbqa (SPARQLWrapper)")
-            wrapper.setReturnFormat(JSON)
-            self._wrapper = wrapper
-        return self._wrapper
+    def _fetch_once(self, sparql: str, deadline: float) -> _Response:
+        parts = urllib.parse.urlsplit(self.url)
+        path = parts.path or "/"
+        encoded = urllib.parse.urlencode({"query": sparql})
+        headers = {
+            "Accept": "application/sparql-results+json, application/json;q=0.9",
+            "User-Agent": "mcts-kbqa",
+        }
+        if len(sparql) > self.post_over:
+            method, target, body = "POST", path + (f"?{parts.query}" if parts.query else ""), encoded.encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        else:
+            method, target, body = "GET", f"{path}?{parts.query + '&' if parts.query else ''}{encoded}", None
+        conn = self._connection(deadline)
+        fired = threading.Event()
 
-    def _fetch_once(self, sparql: str, timeout_s: float) -> _Response:
-        from SPARQLWrapper import GET, POST
+        def stop() -> None:  # at the deadline: unblock whatever read is waiting
+            fired.set()
+            sock = conn.sock
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
-        deadline = time.monotonic() + timeout_s
-        with self._lock:
-            wrapper = self._sparql_wrapper()
-            wrapper.setQuery(sparql)
-            wrapper.setMethod(POST if len(sparql) > self.post_over else GET)
-            # setTimeout() truncates to whole seconds (0.5 s would mean "no timeout");
-            # the attribute is what urlopen receives.
-            wrapper.timeout = timeout_s
-            response = wrapper.query().response
+        watchdog = threading.Timer(max(deadline - time.monotonic(), 0.0), stop)
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            server = response.headers.get("Server", "") or ""
+            conn.request(method, target, body=body, headers=headers)
+            response = conn.getresponse()
+            server = response.getheader("Server", "") or ""
+            if response.status != 200:
+                self._raise_for_status(response, deadline)
             chunks: list[bytes] = []
             size = 0
             while size <= self.max_bytes:
-                if time.monotonic() > deadline:
-                    raise QueryTimeout(f"query ran past its {timeout_s:g} s time limit")
-                chunk = response.read(_CHUNK)
+                chunk = response.read1(_CHUNK) if hasattr(response, "read1") else response.read(_CHUNK)
+                if fired.is_set() or time.monotonic() > deadline:
+                    raise TimeoutError("deadline")
                 if not chunk:
                     return _Response(b"".join(chunks), server, cut=False)
                 chunks.append(chunk)
                 size += len(chunk)
             return _Response(b"".join(chunks)[: self.max_bytes], server, cut=True)
+        except (OSError, http.client.HTTPException) as exc:
+            if fired.is_set() or time.monotonic() > deadline:
+                raise TimeoutError("deadline") from exc
+            raise
         finally:
-            response.close()
+            watchdog.cancel()
+            conn.close()
+
+    def _raise_for_status(self, response: http.client.HTTPResponse, deadline: float) -> None:
+        status = response.status
+        if 300 <= status < 400:
+            raise KBError(f"endpoint answered with a redirect (HTTP {status}); redirects are not followed")
+        if status in (502, 503, 504):
+            raise _Transient(f"HTTP {status}")
+        if status == 404:
+            raise EndpointUnavailable(f"no SPARQL endpoint at {self.url} (HTTP 404)")
+        reply = response.read(4096) if time.monotonic() < deadline else b""
+        line = _reply_line(reply, self.public)
+        if status == 400:
+            raise QueryRejected(
+                f"endpoint rejected the query: {line}" if line else "endpoint rejected the query"
+            )
+        if status == 500 and any(
+            w.lower() in reply.decode("utf-8", "replace").lower() for w in _TIMEOUT_WORDS
+        ):
+            raise QueryTimeout(f"endpoint timed out{': ' + line if line else ''}")
+        raise KBError(f"endpoint error (HTTP {status}){': ' + line if line else ''}")
 
     def _fetch(self, sparql: str, timeout_s: float) -> _Response:
-        from SPARQLWrapper.SPARQLExceptions import (
-            EndPointInternalError,
-            EndPointNotFound,
-            QueryBadFormed,
-            SPARQLWrapperException,
-        )
-
+        deadline = time.monotonic() + timeout_s
         for attempt in range(self.retries + 1):
             try:
-                return self._fetch_once(sparql, timeout_s)
+                return self._fetch_once(sparql, deadline)
             except KBError:
                 raise
-            except QueryBadFormed as exc:
-                raise QueryRejected(f"endpoint rejected the query: {_endpoint_message(exc)}") from None
-            except EndPointInternalError as exc:
-                message = _endpoint_message(exc)
-                if any(word.lower() in message.lower() for word in _TIMEOUT_WORDS):
-                    raise QueryTimeout(f"endpoint timed out: {message}") from None
-                raise KBError(f"endpoint error (HTTP 500): {message}") from None
-            except EndPointNotFound:
-                raise EndpointUnavailable(f"no SPARQL endpoint at {self.url} (HTTP 404)") from None
-            except SPARQLWrapperException as exc:
-                raise KBError(f"endpoint error: {_endpoint_message(exc)}") from None
-            except Exception as exc:
-                if _is_timeout(exc):
-                    raise QueryTimeout(f"query ran past its {timeout_s:g} s time limit") from None
-                if not _is_transient(exc):
-                    if isinstance(exc, urllib.error.HTTPError):
-                        raise KBError(
-                            f"endpoint error (HTTP {exc.code}): {_one_line(str(exc.reason))}"
-                        ) from None
-                    if isinstance(exc, OSError | http.client.HTTPException | ValueError):
-                        raise KBError(f"endpoint request failed: {_one_line(str(exc))}") from None
-                    raise
-                cause = _one_line(str(getattr(exc, "reason", exc)) or type(exc).__name__)
-                if attempt == self.retries:
-                    raise EndpointUnavailable(
-                        f"endpoint {self.url} unreachable after {attempt + 1} attempts: {cause}"
-                    ) from None
-                delay = self.backoff_s * 2**attempt
-                log.warning(
-                    "endpoint %s: %s; retry %d of %d in %.2f s",
-                    self.url,
-                    cause,
-                    attempt + 1,
-                    self.retries,
-                    delay,
-                )
-                time.sleep(delay)
+            except TimeoutError:
+                raise QueryTimeout(f"query ran past its {timeout_s:g} s time limit") from None
+            except (
+                _Transient,
+                ConnectionError,
+                http.client.RemoteDisconnected,
+                http.client.BadStatusLine,
+            ) as exc:
+                cause = _one_line(str(exc) or type(exc).__name__)
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                raise KBError(
+                    f"endpoint request failed: {_one_line(str(exc) or type(exc).__name__)}"
+                ) from None
+            delay = self.backoff_s * 2**attempt
+            if attempt == self.retries or time.monotonic() + delay >= deadline:
+                raise EndpointUnavailable(
+                    f"endpoint {self.url} unreachable after {attempt + 1} attempts: {cause}"
+                ) from None
+            log.warning(
+                "endpoint %s: %s; retry %d of %d in %.2f s", self.url, cause, attempt + 1, self.retries, delay
+            )
+            time.sleep(delay)
         raise AssertionError("unreachable")  # the loop returns or raises
 
     # ----- KnowledgeBase ----------------------------------------------------------------
@@ -423,6 +496,4 @@ class RemoteKB:
         return hits
 
     def close(self) -> None:
-        """Drop the wrapper (urllib holds no pooled connections to close)."""
-        with self._lock:
-            self._wrapper = None
+        """Nothing to release: each request opens and closes its own connection."""
