@@ -22,11 +22,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcts.cli.flags import add_settings_flags
+from mcts.cli.flags import add_settings_flags, settings_from_args
 from mcts.search.settings import Method, SearchSettings
 
 
@@ -118,8 +118,7 @@ def _err(message: str) -> int:
 
 
 def _settings(args: argparse.Namespace, method: Method) -> SearchSettings:
-    values = {f.name: getattr(args, f.name) for f in fields(SearchSettings) if f.name != "method"}
-    return SearchSettings.from_dict({**values, "method": method.value})
+    return settings_from_args(args, method.value)  # --preset, then the flags that differ from the paper
 
 
 def _out_dir(args: argparse.Namespace, command: str) -> Path:

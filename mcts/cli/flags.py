@@ -28,11 +28,26 @@ _HELP = {
     "constant_reward": "constant-reward ablation: the reward",
     "vote_mode": "how the final answer is chosen",
     "seed": "random seed (same seed, same tree)",
+    "selection": "tree policy: the paper's UCT, or PUCT with the policy's prior P",
+    "c_puct": "PUCT exploration constant (ours: 1.0)",
+    "ig_variant": "IG reward: paper (history+prompt vs all), question (question tokens only), question_clipped",
+    "greedy_first": "expansion: always keep the policy's top candidate among the k (one more policy call)",
 }
 
 
 def add_settings_flags(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ("method",)) -> None:
-    """One flag per `SearchSettings` field except those in `skip`, defaulting to the paper's value."""
+    """One flag per `SearchSettings` field except those in `skip`, defaulting to the paper's
+    value, and `--preset` (mcts.search.presets)."""
+    from mcts.search.presets import PRESETS
+
+    parser.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        default=None,
+        help="start from a named configuration: "
+        + "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values())
+        + ". Flags set to a value other than the paper's override it",
+    )
     defaults = SearchSettings()
     for f in fields(SearchSettings):
         if f.name in skip:
@@ -43,5 +58,27 @@ def add_settings_flags(parser: argparse.ArgumentParser, *, skip: tuple[str, ...]
         if isinstance(value, Enum):
             choices = [m.value for m in type(value)]
             parser.add_argument(flag, dest=f.name, choices=choices, default=value.value, help=help_text)
+        elif isinstance(value, bool):
+            parser.add_argument(
+                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=value, help=help_text
+            )
         else:
             parser.add_argument(flag, dest=f.name, type=type(value), default=value, help=help_text)
+
+
+def settings_from_args(args: argparse.Namespace, method: str | None = None) -> SearchSettings:
+    """The settings the flags ask for: the `--preset`'s (if any), then every flag whose
+    value differs from the paper's default on top. `method` overrides the flag."""
+    paper = SearchSettings()
+    given = {f.name: getattr(args, f.name) for f in fields(SearchSettings) if hasattr(args, f.name)}
+    if method is not None:
+        given["method"] = method
+    preset = getattr(args, "preset", None)
+    if not preset:
+        return SearchSettings.from_dict(given)
+    from mcts.search.presets import preset_settings
+
+    base = preset_settings(preset).to_dict()
+    paper_values = paper.to_dict()
+    changed = {k: v for k, v in given.items() if k == "method" or v != paper_values[k]}
+    return SearchSettings.from_dict({**base, **changed})

@@ -1,6 +1,10 @@
 """Command line: `python -m mcts run ...` answers one question; `python -m mcts replay TRACE`
 prints a saved run's tree. `eval` / `analyze-ranking` come from `mcts.cli.eval_commands`.
 
+`study answers|ranking DIR...` judges the trees an `eval --out DIR` saved, with no new
+search: every answer rule's F1, or how IG variants, the policy prior and a seeded random
+order rank siblings against their true values (95% bootstrap intervals over questions).
+
 `run` prints the model defaults, one line per round (nodes, terminals, the principal
 branch and its reward), then the answer, its SPARQL, the vote table and the cost; with
 `--json` it prints one JSON object instead. Every `SearchSettings` field is a flag
@@ -17,12 +21,10 @@ import argparse
 import json
 import math
 import sys
-from dataclasses import fields
 from typing import Any
 
-from mcts.cli.flags import add_settings_flags
+from mcts.cli.flags import add_settings_flags, settings_from_args
 from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
-from mcts.search.settings import SearchSettings
 
 
 def _rules(text: str | None) -> frozenset[CleaningRule]:
@@ -70,6 +72,22 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("trace")
     replay.set_defaults(func=cmd_replay)
 
+    study = sub.add_parser(
+        "study", help="judge stored trees (no new search): every answer rule's F1, or sibling rankers"
+    )
+    study.add_argument("what", choices=["answers", "ranking"], help="answer rules, or sibling ranking")
+    study.add_argument("runs", nargs="+", help="eval output directories (results*.jsonl + traces/)")
+    study.add_argument("--methods", default=None, help="comma separated methods to include (default: all)")
+    study.add_argument(
+        "--ig-variants",
+        default="paper,question,question_clipped",
+        help="ranking: IG variants to re-score every sibling group with",
+    )
+    study.add_argument("--scorer-model", default=None, help="ranking: IG scorer model (env SCORER_MODEL)")
+    study.add_argument("--no-ig", action="store_true", help="ranking: skip IG re-scoring (no model)")
+    study.add_argument("--seed", type=int, default=0, help="random ranker and bootstrap seed")
+    study.set_defaults(func=cmd_study)
+
     from mcts.cli import eval_commands
 
     eval_commands.register(sub)
@@ -91,7 +109,7 @@ def _err(message: str) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     try:
-        settings = SearchSettings.from_dict({f.name: getattr(args, f.name) for f in fields(SearchSettings)})
+        settings = settings_from_args(args)
         rules = _rules(args.rules)
     except (ValueError, argparse.ArgumentTypeError) as exc:
         return _err(str(exc))
@@ -208,6 +226,28 @@ def print_result(search: Any, trace_path: str | None) -> None:
 
 def _node_ref(node_id: int | None) -> str:
     return "-" if node_id is None else f"#{node_id}"
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    from mcts.evaluation.study import answer_rules_markdown, load_runs, ranking_study, ranking_study_markdown
+
+    methods = [m.strip() for m in args.methods.split(",")] if args.methods else None
+    runs = load_runs(args.runs, methods)
+    if not runs:
+        return _err(f"no finished runs with traces in {', '.join(args.runs)}")
+    if args.what == "answers":
+        print(answer_rules_markdown(runs))
+        return 0
+    scorer = None
+    if not args.no_ig:
+        from mcts.agents.models import load_model, resolve_model_names
+        from mcts.agents.scorer import IGScorer
+
+        scorer = IGScorer(load_model(resolve_model_names(None, args.scorer_model)[1]))
+    variants = [v.strip() for v in args.ig_variants.split(",") if v.strip()]
+    rows = ranking_study(runs, scorer, variants, seed=args.seed, progress=lambda m: print(m, file=sys.stderr))
+    print(ranking_study_markdown(rows, seed=args.seed))
+    return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
