@@ -151,21 +151,24 @@ def oxigraph_server(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def serving(data: Path) -> Iterator[OxigraphServer]:
+    """A fixture's body: serve `data`, skipping with a clear message when the file or the
+    `oxigraph` CLI is absent."""
+    if not data.exists():
+        pytest.skip(f"data absent: {data}")
+    if oxigraph_binary() is None:
+        pytest.skip("the `oxigraph` CLI is not installed")
+    with oxigraph_server(data) as server:
+        yield server
+
+
 @pytest.fixture(scope="module")
 def fbqa_server() -> Iterator[OxigraphServer]:
     """`oxigraph serve` with the real Freebase subset ../shared/data/fbqa/kb.nt.gz."""
-    if not FBQA_KB.exists():
-        pytest.skip(f"real data absent: {FBQA_KB}")
-    if oxigraph_binary() is None:
-        pytest.skip("the `oxigraph` CLI is not installed")
-    with oxigraph_server(FBQA_KB) as server:
-        yield server
+    yield from serving(FBQA_KB)
 
 
 @pytest.fixture(scope="module")
 def demo_server() -> Iterator[OxigraphServer]:
     """`oxigraph serve` with the bundled demo KB examples/demo_kb.ttl."""
-    if oxigraph_binary() is None:
-        pytest.skip("the `oxigraph` CLI is not installed")
-    with oxigraph_server(DEMO_KB) as server:
-        yield server
+    yield from serving(DEMO_KB)

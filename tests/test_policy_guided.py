@@ -88,6 +88,20 @@ def ada_patterns(tools) -> list[Step]:
     return hist + walk(tools, [Action("SearchGraphPatterns", query, semantic=ADA_Q)])
 
 
+def babbage_colleagues(tools) -> list[Step]:
+    """SearchNodes, SearchGraphPatterns and a one-hop query: Babbage's colleagues."""
+    pattern_query = 'SELECT ?e WHERE { ?e ns:type.object.name "Charles Babbage"@en }'
+    colleagues = "SELECT DISTINCT ?x WHERE { ns:m.t_babbage ns:base.science.colleague ?x . }"
+    return walk(
+        tools,
+        [
+            Action("SearchNodes", "Charles Babbage"),
+            Action("SearchGraphPatterns", pattern_query),
+            Action("ExecuteSPARQL", colleagues),
+        ],
+    )
+
+
 # ----- the SPARQL the policy writes ---------------------------------------------------------
 def test_query_builder_round_trips_every_form_it_writes():
     out = GraphPattern("out", ("people.person.place_of_birth",), Value("London", "m.t_london"))
@@ -195,19 +209,7 @@ def test_a_result_brings_done_extension_and_count(tiny_kb, tools):
 
 
 def test_date_patterns_of_the_answers_give_superlatives(tiny_kb, tools):
-    hist = walk(tools, [Action("SearchNodes", "Charles Babbage")])
-    hist += walk(
-        tools,
-        [Action("SearchGraphPatterns", 'SELECT ?e WHERE { ?e ns:type.object.name "Charles Babbage"@en }')],
-    )
-    hist += walk(
-        tools,
-        [
-            Action(
-                "ExecuteSPARQL", "SELECT DISTINCT ?x WHERE { ns:m.t_babbage ns:base.science.colleague ?x . }"
-            )
-        ],
-    )
+    hist = babbage_colleagues(tools)
     hist += walk(
         tools, [Action("SearchGraphPatterns", answer_pattern_query(parse_query(hist[-1].action.argument)))]
     )
@@ -220,19 +222,7 @@ def test_date_patterns_of_the_answers_give_superlatives(tiny_kb, tools):
 
 def test_a_second_entity_constrains_the_current_query(tiny_kb, tools):
     q = "Which colleague of Charles Babbage was born in London?"
-    hist = walk(tools, [Action("SearchNodes", "Charles Babbage")])
-    hist += walk(
-        tools,
-        [Action("SearchGraphPatterns", 'SELECT ?e WHERE { ?e ns:type.object.name "Charles Babbage"@en }')],
-    )
-    hist += walk(
-        tools,
-        [
-            Action(
-                "ExecuteSPARQL", "SELECT DISTINCT ?x WHERE { ns:m.t_babbage ns:base.science.colleague ?x . }"
-            )
-        ],
-    )
+    hist = babbage_colleagues(tools)
     pol = policy(tiny_kb)
     assert 'SearchNodes("London")' in actions_of(pol.options(q, hist))
     hist += walk(
@@ -273,13 +263,8 @@ def test_the_question_word_favours_values_of_the_right_type(tiny_kb, tools):
 
 def test_numbers_in_the_question_give_comparisons(tiny_kb, tools):
     q = "Which colleague of Charles Babbage was born before 1820?"
-    hist = walk(tools, [Action("SearchNodes", "Charles Babbage")])
-    hist += walk(
-        tools,
-        [Action("SearchGraphPatterns", 'SELECT ?e WHERE { ?e ns:type.object.name "Charles Babbage"@en }')],
-    )
-    hop = "SELECT DISTINCT ?x WHERE { ns:m.t_babbage ns:base.science.colleague ?x . }"
-    hist += walk(tools, [Action("ExecuteSPARQL", hop)])
+    hist = babbage_colleagues(tools)
+    hop = hist[-1].action.argument
     opts = policy(tiny_kb).options(q, hist)
     assert next(o for o in opts if o.kind == "answer_patterns").prior > 0  # refine before stopping
     assert next(o for o in opts if o.kind == "done").prior == 0.0
