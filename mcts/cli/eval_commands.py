@@ -236,19 +236,20 @@ def _eval_on_ray(
     shard: Any,
 ) -> int:
     """The pairs on Ray workers; 0 when done (the caller writes the report), else an exit code."""
+    import importlib.util
+
+    from mcts.evaluation.distributed import RayOptions, WorkerStartError, run_eval_ray
     from mcts.evaluation.runner import EvalInputError
 
+    if importlib.util.find_spec("ray") is None:
+        return _err("--workers / --ray-address need Ray: pip install -r requirements-dev.txt")
     try:
-        from mcts.evaluation.distributed import RayOptions, WorkerStartError, run_eval_ray
-
         options = RayOptions(
             workers=args.workers,
             address=args.ray_address,
             cpus_per_worker=args.cpus_per_worker,
             gpus_per_worker=args.gpus_per_worker,
         )
-    except ImportError:
-        return _err("--workers / --ray-address need Ray: pip install -r requirements-dev.txt")
     except EvalInputError as exc:
         return _err(str(exc))
     try:

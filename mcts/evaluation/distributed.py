@@ -180,7 +180,7 @@ def _init_ray(options: RayOptions) -> None:
         # dependencies installed, and the KB / models reachable from there.
         root = Path(__file__).resolve().parents[2]
         env = {"working_dir": str(root), "excludes": [".git", ".venv", "runs", "*.gguf", "*.safetensors"]}
-        ray.init(address=options.address, runtime_env=env, include_dashboard=False)
+        ray.init(address=options.address, runtime_env=env)
         return
     # Local: enough CPUs for the workers asked for even on a smaller machine (Ray would
     # otherwise wait for resources that never come); they then share the cores.
