@@ -126,6 +126,9 @@ def test_every_ig_variant_one_pass_agrees_with_naive(model: LoadedModel, variant
     invocations = fast.model_invocations
     fast.score(QUESTION, histories[:1], alpha=2, beta=1, variant=variant)
     assert fast.model_invocations == invocations + 1  # the no-history pass is cached per question
+    # The study's one-pass-for-all-variants path gives the same rewards.
+    every = fast.score_variants(QUESTION, histories, alpha=2, beta=1, variants=list(IGVariant))
+    assert every[variant.value] == pytest.approx([s.reward for s in got], abs=1e-6)
 
 
 @pytest.mark.slow

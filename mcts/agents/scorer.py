@@ -1,4 +1,5 @@
 """The IG reward (DESIGN.md section 2): fast one-pass scorer, naive reference, constant.
+The formula itself, for every IG variant, is `mcts.agents.ig_formula`.
 
 r = alpha * sigmoid(beta * log(PPL(H') / PPL(H', Q))), where H' is the cleaned
 history followed by the fixed prompt and Q the original question.
@@ -45,6 +46,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mcts.agents.ig_formula import NodeNLL as NodeNLL  # re-exported: callers import them from here
+from mcts.agents.ig_formula import ig_input as ig_input
+from mcts.agents.ig_formula import ig_reward as ig_reward
+from mcts.agents.ig_formula import ig_reward_from_logs as ig_reward_from_logs
+from mcts.agents.ig_formula import reward_from_input
 from mcts.agents.models import LoadedModel
 from mcts.search.protocols import DEFAULT_IG_PROMPT, Usage
 from mcts.search.settings import IGVariant
@@ -61,23 +67,6 @@ DEFAULT_MAX_PADDING = 0.25
 _NLL_CHUNK = 128  # positions per logits chunk: 128 x 49k vocab x 4 B = 25 MB (SmolLM2)
 
 
-def ig_reward_from_logs(
-    log_ppl_history: float, log_ppl_with_question: float, alpha: float, beta: float
-) -> float:
-    """alpha * sigmoid(beta * (log PPL(H') - log PPL(H', Q))), stable for any magnitude."""
-    return reward_from_input(log_ppl_history - log_ppl_with_question, alpha, beta)
-
-
-def ig_reward(ppl_history: float, ppl_with_question: float, alpha: float = 2.0, beta: float = 10.0) -> float:
-    """The paper's IG reward from the two perplexities (alpha = 2, beta = 10 by default).
-
-    PPL 20 -> 16 gives ~1.81; PPL 20 -> 21 gives ~0.76.
-    """
-    if ppl_history <= 0 or ppl_with_question <= 0:
-        raise ValueError(f"perplexities must be positive, got {ppl_history} and {ppl_with_question}")
-    return ig_reward_from_logs(math.log(ppl_history), math.log(ppl_with_question), alpha, beta)
-
-
 @dataclass(frozen=True)
 class TokenizedNode:
     """Token ids of one node's scored text: prefix (history + prompt, chat-wrapped) and question."""
@@ -89,50 +78,6 @@ class TokenizedNode:
     @property
     def ids(self) -> tuple[int, ...]:
         return self.prefix + self.question
-
-
-@dataclass(frozen=True)
-class NodeNLL:
-    """Mean NLLs (nats) of one node: log PPL(H') and log PPL(H', Q), and the NLL of each
-    question token after the prefix (what the question-only IG variants read)."""
-
-    log_ppl_history: float
-    log_ppl_with_question: float
-    question_nlls: tuple[float, ...] = ()
-
-
-def _mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs)
-
-
-def ig_input(variant: IGVariant | str, node: NodeNLL, base_question_nlls: Sequence[float] = ()) -> float:
-    """x of r = alpha * sigmoid(beta * x) for one IG variant; a pure function of NLLs (nats).
-
-    - paper: log PPL(H') - log PPL(H', Q), means over history+prompt vs over everything;
-    - question: mean NLL(Q | prompt) - mean NLL(Q | H' + prompt): how much the history
-      makes the question's own tokens more predictable (the baseline, no history, is the
-      same for every node of a question);
-    - question_clipped: the same mean of per-token gains, each clipped to [-1, 1] nat, so
-      one token (an entity name copied from an observation) cannot decide the order alone.
-    """
-    variant = IGVariant(variant)
-    if variant == IGVariant.PAPER:
-        return node.log_ppl_history - node.log_ppl_with_question
-    if len(base_question_nlls) != len(node.question_nlls) or not node.question_nlls:
-        raise ValueError("question-only IG needs the question's NLLs with and without the history")
-    gains = [b - h for b, h in zip(base_question_nlls, node.question_nlls, strict=True)]
-    if variant == IGVariant.QUESTION:
-        return _mean(gains)
-    return _mean([max(-1.0, min(1.0, g)) for g in gains])
-
-
-def reward_from_input(x: float, alpha: float, beta: float) -> float:
-    """alpha * sigmoid(beta * x), stable for any magnitude."""
-    x = beta * x
-    if x >= 0:
-        return alpha / (1.0 + math.exp(-x))
-    ex = math.exp(x)
-    return alpha * ex / (1.0 + ex)
 
 
 class PromptBuilder:
@@ -444,6 +389,32 @@ class IGScorer:
             )
             for node, n in zip(nodes, nlls, strict=True)
         ]
+
+    def score_variants(
+        self,
+        question: str,
+        cleaned_histories: Sequence[str],
+        *,
+        alpha: float,
+        beta: float,
+        variants: Sequence[IGVariant | str],
+        prompt: str = DEFAULT_IG_PROMPT,
+    ) -> dict[str, list[float]]:
+        """Rewards of every variant from ONE pass per node (the scorer study re-scores
+        stored trees with all variants; each is a function of the same NLLs)."""
+        if not cleaned_histories:
+            return {IGVariant(v).value: [] for v in variants}
+        nodes = [self.builder.build(question, h, prompt) for h in cleaned_histories]
+        needs_base = any(IGVariant(v) != IGVariant.PAPER for v in variants)
+        base = self._base_question_nlls(question, prompt) if needs_base else ()
+        nlls, invocations, tokens = self._nlls(nodes)
+        self.usage.calls += self.passes_per_node * len(nodes)
+        self.usage.tokens += tokens
+        self.model_invocations += invocations
+        return {
+            IGVariant(v).value: [reward_from_input(ig_input(v, n, base), alpha, beta) for n in nlls]
+            for v in variants
+        }
 
 
 class NaiveIGScorer(IGScorer):

@@ -16,11 +16,13 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mcts.evaluation.metrics import GoldAnswer, f1_score
 from mcts.evaluation.ranking import (
     ParentComparison,
     analyse_tree,
+    history_text,
     random_scores,
     scorer_scores,
     stored_rewards,
@@ -149,7 +151,12 @@ def ranking_study(
             "prior": lambda t, ok, temp=s.temperature: prior_scores(t, ok, temp),
             "tree_reward": stored_rewards,
         }
-        if scorer is not None:
+        if scorer is not None and hasattr(scorer, "score_variants"):
+            for variant in variants:
+                rankers[f"ig:{variant}"] = lambda t, ok, v=variant, a=s.alpha, b=s.beta: _all_variants(
+                    t, scorer, ok, variants, a, b
+                )[v]
+        elif scorer is not None:
             for variant in variants:
                 rankers[f"ig:{variant}"] = lambda t, ok, v=variant, a=s.alpha, b=s.beta: scorer_scores(
                     t, scorer, ok, alpha=a, beta=b, variant=v
@@ -157,6 +164,35 @@ def ranking_study(
         out += analyse_tree(run.tree, run.gold, rankers, question_id=f"{run.label}:{run.question_id}")
         if progress is not None:
             progress(f"{i + 1}/{len(runs)} {run.label} {run.question_id}")
+    return out
+
+
+_VARIANT_CACHE: dict[int, tuple[Tree, dict[str, dict[int, float]]]] = {}
+
+
+def _all_variants(
+    tree: Tree,
+    scorer: Any,
+    eligible: Callable[[int], bool],
+    variants: Sequence[str],
+    alpha: float,
+    beta: float,
+) -> dict[str, dict[int, float]]:
+    """Every variant's reward per eligible sibling, one scorer pass per group, cached per tree."""
+    hit = _VARIANT_CACHE.get(id(tree))
+    if hit is not None and hit[0] is tree:
+        return hit[1]
+    out: dict[str, dict[int, float]] = {v: {} for v in variants}
+    for parent in tree.nodes:
+        kids = [c for c in parent.children if eligible(c)]
+        if len(kids) < 2:
+            continue
+        texts = [history_text(tree, c, cleaned=True) for c in kids]
+        rewards = scorer.score_variants(tree.question, texts, alpha=alpha, beta=beta, variants=variants)
+        for v in variants:
+            out[v].update(zip(kids, rewards[v], strict=True))
+    _VARIANT_CACHE.clear()  # one tree at a time: the study walks trees in order
+    _VARIANT_CACHE[id(tree)] = (tree, out)
     return out
 
 
