@@ -297,3 +297,18 @@ def test_a_policy_with_nothing_to_propose_ends_the_run_as_exhausted(method):
     search, result = _run(method, policy=_SilentPolicy())
     assert result.answer == () and len(search.tree) == 1
     assert (result.stop_reason, result.detail) == ("exhausted", "the policy proposed no step at the root")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_greedy_first_keeps_the_policys_top_candidate_among_the_k(seed):
+    search, _ = _run(Method.FAST, rounds=1, k=2, seed=seed, greedy_first=True)
+    root_actions = [search.tree[c].step.action.argument for c in search.tree.root.children]
+    assert BAD in root_actions  # the toy policy's top-weighted root action (0.4)
+    assert len(root_actions) == 2
+    assert search.cost().policy_calls == 2  # the sampled k and one greedy call
+
+
+def test_the_result_names_its_answer_rule_and_tie_break():
+    _, result = _run(Method.FAST, rounds=6, vote_mode="likelihood")
+    assert result.vote_mode == "likelihood" and isinstance(result.tie_break, str)
+    assert result.answer  # the toy world's likeliest answering branch
