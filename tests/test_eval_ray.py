@@ -189,7 +189,15 @@ def test_two_ray_workers_give_the_same_answers_and_node_counts_as_in_process(tmp
     qs = load_questions(DEMO_QUESTIONS, limit=6)
     methods = [Method.SINGLE, Method.FAST]
     settings = SearchSettings(rounds=2, k=2, max_depth=3, early_stop_terminals=2, seed=0)
-    local = run_eval(qs, methods, spec, settings, tmp_path / "local", progress=False, save_traces=False)
+    import torch
+
+    # Same arithmetic both ways: a Ray worker with 1 CPU runs torch on 1 thread.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        local = run_eval(qs, methods, spec, settings, tmp_path / "local", progress=False, save_traces=False)
+    finally:
+        torch.set_num_threads(threads)
     remote = run_eval_ray(
         qs,
         methods,

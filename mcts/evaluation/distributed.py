@@ -191,12 +191,19 @@ def _init_ray(options: RayOptions) -> None:
 def _worker_count(options: RayOptions) -> int:
     import ray
 
+    res = ray.cluster_resources()
+    have_cpu, have_gpu = res.get("CPU", 0), res.get("GPU", 0)
+    if have_cpu < options.cpus_per_worker or have_gpu < options.gpus_per_worker:
+        # Ray would keep such an actor pending forever: say so instead of hanging.
+        raise WorkerStartError(
+            f"one worker asks for {options.cpus_per_worker:g} CPU / {options.gpus_per_worker:g} GPU; "
+            f"the Ray cluster has {have_cpu:g} CPU / {have_gpu:g} GPU in all"
+        )
     if options.workers is not None:
         return options.workers
-    res = ray.cluster_resources()
     if options.gpus_per_worker > 0:
-        return max(1, int(res.get("GPU", 0) // options.gpus_per_worker))
-    return max(1, int(res.get("CPU", 1) // options.cpus_per_worker))
+        return max(1, int(have_gpu // options.gpus_per_worker))
+    return max(1, int(have_cpu // options.cpus_per_worker))
 
 
 def _drive(
@@ -224,7 +231,7 @@ def _drive(
     n_workers = min(_worker_count(options), len(queue))
     starting: dict[Any, _Slot] = {}
     in_flight: dict[Any, tuple[_Slot, tuple[EvalQuestion, Method]]] = {}
-    idle: list[_Slot] = []
+    idle: deque[_Slot] = deque()
     ready_infos: list[WorkerInfo] = []
     rows: list[EvalRow] = []
     deaths: Counter[tuple[str, str]] = Counter()
@@ -245,57 +252,63 @@ def _drive(
         rows.append(row)
         bar.done(row)
 
+    def replace_worker() -> None:
+        nonlocal spare_starts
+        if spare_starts > 0 and queue:
+            spare_starts -= 1
+            start_worker()
+
+    def on_started(slot: _Slot, ref: Any) -> None:
+        try:
+            slot.info = ray.get(ref)
+        except RayActorError as exc:  # died while loading (killed, out of memory)
+            log.warning("a worker died while starting (%s)", _cause(exc))
+            replace_worker()
+            return
+        if slot.info.error:  # a bad KB spec, model or endpoint: every worker would fail
+            raise WorkerStartError(slot.info.error)
+        ready_infos.append(slot.info)
+        bar.workers(len(ready_infos))
+        idle.append(slot)
+
+    def on_finished(slot: _Slot, pair: tuple[EvalQuestion, Method], ref: Any) -> None:
+        nonlocal lost
+        question, method = pair
+        try:
+            row, trace = ray.get(ref)
+        except RayActorError as exc:  # the worker died mid-pair: the pair goes back, first
+            lost += 1
+            key = (question.id, method.value)
+            deaths[key] += 1
+            pid = slot.info.pid if slot.info else "?"
+            log.warning("worker %s died on %s/%s (%s); pair re-queued", pid, *key, _cause(exc))
+            if deaths[key] < options.max_attempts:
+                queue.appendleft(pair)
+            else:
+                write(failed_row(question, method, settings, RuntimeError(_cause(exc))), None)
+            replace_worker()
+            return
+        write(row, trace)
+        idle.append(slot)
+
     for _ in range(n_workers):
         start_worker()
     try:
         while queue or in_flight:
-            if not starting and not in_flight and not idle:
-                raise WorkerStartError(f"every worker died; {len(queue)} pairs left (rerun with --resume)")
-            done, _ = ray.wait([*starting, *in_flight], num_returns=1)
-            ref = done[0]
-            if ref in starting:
-                slot = starting.pop(ref)
-                try:
-                    slot.info = ray.get(ref)
-                except RayActorError as exc:  # died while loading (killed, out of memory)
-                    log.warning("a worker died while starting (%s)", _cause(exc))
-                    if spare_starts > 0:
-                        spare_starts -= 1
-                        start_worker()
-                    continue
-                if slot.info.error:  # a bad KB spec, model or endpoint: every worker would fail
-                    raise WorkerStartError(slot.info.error)
-                ready_infos.append(slot.info)
-                bar.workers(len(ready_infos))
-                idle.append(slot)
-            else:
-                slot, (question, method) = in_flight.pop(ref)
-                try:
-                    row, trace = ray.get(ref)
-                except RayActorError as exc:
-                    lost += 1
-                    key = (question.id, method.value)
-                    deaths[key] += 1
-                    log.warning(
-                        "worker %s died on %s/%s (%s); pair re-queued",
-                        slot.info.pid if slot.info else "?",
-                        *key,
-                        _cause(exc),
-                    )
-                    if deaths[key] < options.max_attempts:
-                        queue.appendleft((question, method))
-                    else:
-                        write(failed_row(question, method, settings, RuntimeError(_cause(exc))), None)
-                    if spare_starts > 0 and queue:
-                        spare_starts -= 1
-                        start_worker()
-                    continue
-                write(row, trace)
-                idle.append(slot)
+            # The longest-idle worker takes the next pair, so a re-queued pair goes to a
+            # live worker at once rather than waiting for the replacement to load.
             while idle and queue:
-                slot = idle.pop()
-                pair = queue.popleft()
+                slot, pair = idle.popleft(), queue.popleft()
                 in_flight[slot.actor.run.remote(pair[0], pair[1], settings, save_traces)] = (slot, pair)
+            if not in_flight and not starting:
+                if not queue:
+                    break
+                raise WorkerStartError(f"every worker died; {len(queue)} pairs left (rerun with --resume)")
+            ref = ray.wait([*starting, *in_flight], num_returns=1)[0][0]
+            if ref in starting:
+                on_started(starting.pop(ref), ref)
+            else:
+                on_finished(*in_flight.pop(ref), ref)
     finally:
         bar.close()
         for slot in [*starting.values(), *(s for s, _ in in_flight.values()), *idle]:
