@@ -14,7 +14,10 @@ variable `KB_FLAVOUR` (`freebase` | `wikidata`), else, for files, a cheap look a
 (`kb.wikidata.detect_flavour`: Wikidata's entity namespace in the first 64 KB), and
 for endpoints Freebase: a remote Wikidata endpoint must be named as such.
 
-Opened KBs are cached per spec and flavour in this process (loading the real subset
+`public=True` (the app's public mode) opens endpoints as `RemoteKB(public=True)`: no
+loopback, private or link-local addresses, no reply text in errors.
+
+Opened KBs are cached per spec, flavour and public flag in this process (loading the real subset
 takes ~1.5 s; the app and the tests reuse one). A bad spec raises `KBSpecError` with
 one clear line. This module knows nothing of tools or search.
 """
@@ -35,7 +38,7 @@ DEMO_FLAVOURS = {"demo": "freebase", "demo-wikidata": "wikidata"}
 ENV_VAR = "KB"
 FLAVOUR_ENV_VAR = "KB_FLAVOUR"
 
-_CACHE: dict[tuple[str, str], KnowledgeBase] = {}
+_CACHE: dict[tuple[str, str, bool], KnowledgeBase] = {}
 _LOCK = threading.Lock()
 
 
@@ -75,15 +78,18 @@ def resolve_flavour(spec: str, flavour: Flavour | str | None = None) -> tuple[st
         raise KBSpecError(str(exc)) from None
 
 
-def open_kb(spec: str | None = None, *, flavour: Flavour | str | None = None) -> KnowledgeBase:
+def open_kb(
+    spec: str | None = None, *, flavour: Flavour | str | None = None, public: bool = False
+) -> KnowledgeBase:
     """Open (or reuse) the knowledge base a spec names, in `flavour` (a Flavour or its
     name; None: see the module docstring). Raises KBSpecError."""
     chosen, named = resolve_flavour(resolve_spec(spec), flavour)
-    key = (_cache_key(chosen), named.name if named else "")
+    remote = chosen.startswith(("http://", "https://"))
+    key = (_cache_key(chosen), named.name if named else "", public and remote)
     with _LOCK:  # one load per spec even when two threads ask at once
         kb = _CACHE.get(key)
         if kb is None:
-            kb = _open(chosen, named)
+            kb = _open(chosen, named, public)
             _CACHE[key] = kb
         return kb
 
@@ -95,12 +101,12 @@ def _cache_key(spec: str) -> str:
     return str(Path(spec).expanduser().resolve())
 
 
-def _open(spec: str, flavour: Flavour | None) -> KnowledgeBase:
+def _open(spec: str, flavour: Flavour | None, public: bool = False) -> KnowledgeBase:
     if spec.startswith(("http://", "https://")):
         from kb.remote import RemoteKB
 
         try:
-            return RemoteKB(spec, flavour=flavour)
+            return RemoteKB(spec, flavour=flavour, public=public)
         except ValueError as exc:
             raise KBSpecError(f"bad endpoint URL {spec!r}: {exc}") from exc
     if "://" in spec:

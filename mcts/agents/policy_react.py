@@ -14,7 +14,11 @@ exception.
 With `endpoint=URL` the same prompt goes as chat messages to an OpenAI-compatible
 server (e.g. vLLM) through the `openai` client (`n=k`, `stop=["Observation"]`). A
 server that cannot be reached gives one error candidate whose `parse_error` says so
-in one line.
+in one line. Credentials: the server's `OPENAI_API_KEY` (and organisation/project ids)
+go only to the endpoint the operator configured in the environment (`POLICY_ENDPOINT`
+or `OPENAI_BASE_URL`); any other URL, e.g. one a visitor typed, gets the placeholder key
+"EMPTY" (issue 15: a visitor's URL received the server's key). Redirects are not
+followed.
 
 Seeding: torch's RNG is forked and seeded from `rng` around each generate call, so
 the same `rng` state gives the same completions on CPU and global RNG state is left
@@ -37,6 +41,25 @@ from mcts.search.steps import Candidate, Step
 
 STOP_TEXT = "Observation"
 ENDPOINT_TIMEOUT_S = 60.0
+# Env variables naming the endpoint the server's OPENAI_API_KEY belongs to.
+OPERATOR_ENDPOINT_VARS = ("POLICY_ENDPOINT", "OPENAI_BASE_URL")
+
+
+def _normalised(url: str) -> str:
+    return url.strip().rstrip("/").lower()
+
+
+def is_operator_endpoint(endpoint: str) -> bool:
+    """Whether `endpoint` is the one the operator configured (env POLICY_ENDPOINT or
+    OPENAI_BASE_URL), the only one trusted with the server's credentials."""
+    configured = {_normalised(os.environ.get(name, "")) for name in OPERATOR_ENDPOINT_VARS} - {""}
+    return _normalised(endpoint) in configured
+
+
+def api_key_for(endpoint: str) -> str:
+    """The API key to send to `endpoint`: the server's own only to the operator's endpoint."""
+    key = os.environ.get("OPENAI_API_KEY")
+    return key if key and is_operator_endpoint(endpoint) else "EMPTY"
 
 
 def cut_at_stop(text: str, stop: str = STOP_TEXT) -> str:
@@ -185,11 +208,16 @@ class ReActPolicy:
             return _error_candidate("the openai package is not installed (pip install openai)")
         try:
             if self._client is None:
+                trusted = is_operator_endpoint(self.endpoint)
                 self._client = openai.OpenAI(
                     base_url=self.endpoint,
-                    api_key=os.environ.get("OPENAI_API_KEY") or "EMPTY",
+                    api_key=api_key_for(self.endpoint),
+                    # None would read OPENAI_ORG_ID / OPENAI_PROJECT_ID from the env.
+                    organization=None if trusted else "",
+                    project=None if trusted else "",
                     timeout=ENDPOINT_TIMEOUT_S,
                     max_retries=1,
+                    http_client=openai.DefaultHttpxClient(follow_redirects=False),
                 )
             model = self.endpoint_model or self._first_model()
             reply = self._client.chat.completions.create(

@@ -12,6 +12,15 @@ scorer naming the same model share one copy of the weights) and builds:
 - scorer: `IGScorer(model)`, or `ConstantScorer(settings.constant_reward)` for the
   constant-reward ablation (no scorer model is loaded then).
 
+`policy_adapter` (`mcts.agents.models.resolve_policy_adapter`): by default the trained
+adapter shipped for the bundled model; "none" for the base policy. A relation retriever
+(`mcts.agents.relation_adapter`) ranks SearchGraphPatterns' relations, and the guided
+policy's relation prior reads that score; a LoRA folder is merged into the policy LM.
+
+`public=True` (the app's public mode): a remote KB refuses internal addresses
+(`kb.spec.open_kb(public=True)`) and a policy endpoint other than the operator's
+(env `POLICY_ENDPOINT`, see `mcts.agents.policy_react`) is refused.
+
 Worlds are cached per argument tuple, so the CLI, the app and the evaluation reuse
 loaded models. Heavy modules are imported inside `build_world` so importing this
 module stays cheap. Knows nothing of the search loop or the UI.
@@ -52,16 +61,28 @@ def build_world(
     policy_endpoint: str | None = None,
     method: Method = Method.FAST,
     constant_reward: float = 1.0,
+    public: bool = False,
+    policy_adapter: str | None = None,
 ) -> World:
     """Open the KB and load the models (cached per arguments). Raises KBSpecError /
     ModelLoadError / ValueError with one clear line for bad arguments."""
     if policy_kind not in POLICY_KINDS:
         raise ValueError(f"unknown policy kind {policy_kind!r}; expected one of {', '.join(POLICY_KINDS)}")
+    if public and policy_endpoint:
+        from mcts.agents.policy_react import is_operator_endpoint
+
+        if not is_operator_endpoint(policy_endpoint):
+            raise ValueError(
+                "public mode: only the operator's policy endpoint (env POLICY_ENDPOINT) may be used"
+            )
     from kb.spec import resolve_spec
     from mcts.agents.models import resolve_model_names
 
     spec = resolve_spec(kb_spec)
     pol_name, sco_name = resolve_model_names(policy_model, scorer_model)
+    from mcts.agents.models import resolve_policy_adapter
+
+    adapter = resolve_policy_adapter(policy_adapter, pol_name)
     constant = Method(method) == Method.CONSTANT
     key = (
         spec,
@@ -71,11 +92,16 @@ def build_world(
         policy_endpoint,
         constant,
         constant_reward,
+        public,
+        adapter,
     )
     with _LOCK:
         world = _CACHE.get(key)
         if world is None:
-            world = _build(spec, policy_kind, pol_name, sco_name, policy_endpoint, constant, constant_reward)
+            world = _build(
+                spec, policy_kind, pol_name, sco_name, policy_endpoint, constant, constant_reward, public,
+                adapter,
+            )  # fmt: skip
             _CACHE[key] = world
         return world
 
@@ -88,18 +114,19 @@ def _build(
     endpoint: str | None,
     constant: bool,
     constant_reward: float,
+    public: bool = False,
+    adapter: str = "",
 ) -> World:
     from kb.spec import open_kb
-    from kb.tools import Toolbox
     from mcts.agents.models import DEFAULT_MODEL, load_model
     from mcts.agents.scorer import ConstantScorer, IGScorer
 
-    kb = open_kb(spec)
-    tools = Toolbox(kb)
+    kb = open_kb(spec, public=public)
+    tools, lora = _adapted_tools(kb, adapter)
     if policy_kind == "guided":
         from mcts.agents.policy_guided import GuidedPolicy
 
-        policy = GuidedPolicy(load_model(pol_name), tools)
+        policy = GuidedPolicy(load_model(pol_name, adapter=lora), tools)
         policy_id = pol_name
     else:
         from mcts.agents.policy_react import ReActPolicy
@@ -114,7 +141,7 @@ def _build(
             policy = ReActPolicy(endpoint=endpoint, endpoint_model=served, prompt=prompt)
             policy_id = f"{served or 'served model'} @ {endpoint}"
         else:
-            policy = ReActPolicy(model=load_model(pol_name), prompt=prompt)
+            policy = ReActPolicy(model=load_model(pol_name, adapter=lora), prompt=prompt)
             policy_id = pol_name
     if constant:
         scorer: Any = ConstantScorer(constant_reward)
@@ -122,8 +149,30 @@ def _build(
     else:
         scorer = IGScorer(load_model(sco_name))
         scorer_id = sco_name
-    meta = RunMeta(kb_spec=spec, policy_model=policy_id, scorer_model=scorer_id, policy_kind=policy_kind)
+    from mcts.agents.models import describe_adapter
+
+    meta = RunMeta(
+        kb_spec=spec,
+        policy_model=policy_id,
+        scorer_model=scorer_id,
+        policy_kind=policy_kind,
+        policy_adapter=describe_adapter(adapter),
+    )
     return World(kb=kb, tools=tools, policy=policy, scorer=scorer, meta=meta)
+
+
+def _adapted_tools(kb: Any, adapter: str) -> tuple[Any, str | None]:
+    """The toolbox (ranking relations with a trained retriever adapter, if that is the
+    adapter) and the LoRA folder for the policy LM (if that is the adapter)."""
+    from kb.tools import Toolbox
+    from mcts.agents.relation_adapter import is_relation_adapter
+
+    if adapter and is_relation_adapter(adapter):
+        from kb.relation_ranker import default_ranker
+        from mcts.agents.relation_adapter import AdaptedRanker, RelationAdapter
+
+        return Toolbox(kb, ranker=AdaptedRanker(default_ranker(), RelationAdapter.load(adapter))), None
+    return Toolbox(kb), adapter or None
 
 
 def clear_worlds() -> None:
