@@ -52,6 +52,7 @@ from mcts.search.rules import priors
 from mcts.search.run_meta import RunMeta
 from mcts.search.serialize import tree_from_list, tree_to_list
 from mcts.search.settings import SearchSettings
+from mcts.search.trace_validation import check_trace_file
 from mcts.search.tree import Tree
 from mcts.search.voting import SearchResult
 
@@ -220,6 +221,7 @@ def save_trace(trace: Trace, path: str | os.PathLike[str]) -> Path:
 
 def load_trace(path: str | os.PathLike[str]) -> Trace:
     source = Path(path)
+    check_trace_file(source, TraceError)  # size, JSON depth and tree shape before trusting it
     try:
         text = source.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
