@@ -304,7 +304,11 @@ def _drive(
                 if not queue:
                     break
                 raise WorkerStartError(f"every worker died; {len(queue)} pairs left (rerun with --resume)")
-            ref = ray.wait([*starting, *in_flight], num_returns=1)[0][0]
+            # A timeout, so Ctrl-C reaches Python between waits (ray.wait blocks in C++).
+            ready = ray.wait([*starting, *in_flight], num_returns=1, timeout=0.5)[0]
+            if not ready:
+                continue
+            ref = ready[0]
             if ref in starting:
                 on_started(starting.pop(ref), ref)
             else:
