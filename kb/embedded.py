@@ -45,7 +45,8 @@ def rdf_files(path: Path) -> list[Path]:
 
 class EmbeddedKB:
     """pyoxigraph store (in `workers` child processes) + name index, loaded from files.
-    Implements `kb.base.KnowledgeBase`. `memory_mb` is each child's address-space ceiling."""
+    Implements `kb.base.KnowledgeBase`. `memory_mb`: what one query may use on top of the
+    loaded store (each child's address-space ceiling is set from it once loaded)."""
 
     def __init__(
         self,

@@ -41,9 +41,9 @@ from kb.base import KBError, QueryRejected, QueryResult, QueryTimeout, Term
 FORMATS = {".nt": "N_TRIPLES", ".ttl": "TURTLE", ".nq": "N_QUADS", ".trig": "TRIG"}
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
-# The child's address-space ceiling (MB). Virtual size, not resident: Python plus
-# pyoxigraph start near 200 MB of it; the loaded real subset (237k triples) adds ~150.
-DEFAULT_MEMORY_MB = int(os.environ.get("KB_QUERY_MEMORY_MB", "2048"))
+# Memory a query may use (MB): the child's address-space ceiling (RLIMIT_AS) is its
+# virtual size once the store is loaded plus this much (env KB_QUERY_MEMORY_MB).
+DEFAULT_MEMORY_MB = int(os.environ.get("KB_QUERY_MEMORY_MB", "1024"))
 LOAD_TIMEOUT_S = 300.0  # loading a large file set; queries have their own deadlines
 _LIVE: weakref.WeakSet[QueryWorker] = weakref.WeakSet()
 
@@ -125,14 +125,19 @@ def _die_with_parent() -> None:
         pass
 
 
+def _virtual_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def child_main(argv: list[str]) -> None:
     """`python -m kb.query_worker FD MEMORY_MB [FILE...]`: load, then answer until EOF."""
     import resource
 
     fd, memory_mb, files = int(argv[0]), int(argv[1]), argv[2:]
     _die_with_parent()
-    ceiling = memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
     conn = Connection(fd)
     try:
         import pyoxigraph as ox
@@ -142,6 +147,10 @@ def child_main(argv: list[str]) -> None:
     except (ValueError, MemoryError) as exc:
         conn.send(("load-error", str(exc) or "out of memory while loading"))
         return
+    # The ceiling is set once the store is loaded: what a query may add on top of it,
+    # so a large KB loads whatever its size and every query gets the same headroom.
+    ceiling = _virtual_bytes() + memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
     conn.send(("ready", len(store)))
     while True:
         try:
@@ -213,7 +222,7 @@ class QueryWorker:
     def _crash_message(self) -> str:
         code = self._proc.wait() if self._proc is not None else None
         if code in (-signal.SIGABRT, -signal.SIGKILL):  # Rust aborts when an allocation fails
-            return f"the query was stopped: it needed more than the {self.memory_mb} MB memory ceiling"
+            return f"the query was stopped: it needed more than its {self.memory_mb} MB memory ceiling"
         if code in (-signal.SIGSEGV, -signal.SIGBUS):
             return "the query crashed the query engine (too deeply nested?) and was stopped"
         return f"the query engine stopped unexpectedly (exit {code})"
@@ -319,7 +328,7 @@ def parser_pool() -> WorkerPool:
     global _PARSER
     with _PARSER_LOCK:
         if _PARSER is None:
-            _PARSER = WorkerPool((), size=1, memory_mb=min(DEFAULT_MEMORY_MB, 1024))
+            _PARSER = WorkerPool((), size=1, memory_mb=min(DEFAULT_MEMORY_MB, 512))
         return _PARSER
 
 
