@@ -4,6 +4,8 @@
 
 Starts offline with the bundled model and demo KB (models load on the first run).
 On Hugging Face Spaces the same file is the entry point (README front matter).
+Components are registered by name in one `Page`; every handler reads a typed form or
+named values and returns a dict keyed by those names (`ui.wiring`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ if TYPE_CHECKING:
 
     from mcts.search.settings import SearchSettings
 
+# Run: bring the status line (and the tree below it) to the top of the viewport.
+SCROLL_TO_STATUS_JS = (
+    "() => { document.getElementById('status')?.scrollIntoView({behavior: 'smooth', block: 'start'}); }"
+)
+
 
 def new_session() -> Session:
     """Each browser session gets its own tree and view."""
@@ -29,276 +36,314 @@ def new_session() -> Session:
 
 
 def build_app(config: AppConfig | None = None, defaults: SearchSettings | None = None) -> gr.Blocks:
-    """The whole page. `defaults` pre-fills the settings form (the paper's values if None)."""
+    """The whole page. `defaults` pre-fills the settings form (if None: the paper's on a GPU,
+    the CPU preset without one)."""
     import gradio as gr
 
     from mcts.search.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
     from mcts.search.protocols import DEFAULT_IG_PROMPT
-    from mcts.search.settings import SearchSettings
-    from ui import handlers, inspector, replay, rescoring, traces
+    from ui import handlers, inspector, presets, replay, rescoring, traces
     from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
-    from ui.render import EMPTY_DETAIL
+    from ui.forms import SETTINGS_FIELDS, CompareInputs, RunInputs
+    from ui.render import EMPTY_DETAIL, MAIN_OUTPUTS
     from ui.theme import ABOUT_MD, HEADER_HTML, LAB_MD
+    from ui.wiring import Page
     from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS
 
     GPU = gpu_decorator()  # noqa: N806  (spaces.GPU on ZeroGPU, identity elsewhere)
     config = config or AppConfig()
-    d = defaults or SearchSettings()
+    machine = presets.machine_defaults()
+    d = defaults or machine.settings
+    c: dict[str, Any] = {}  # every wired component by name (ui.forms fields, handler outputs)
     with gr.Blocks(title="MCTS-KBQA · IG-reward tree search") as demo:
         state = gr.State(new_session)
         gr.HTML(HEADER_HTML)
         with gr.Tabs():
             with gr.Tab("Search", id="search"):
                 with gr.Row(equal_height=False):
-                    with gr.Column(scale=3):
-                        question = gr.Textbox(
+                    with gr.Column(scale=3, min_width=380):
+                        c["question"] = gr.Textbox(
                             label="Question", lines=2, max_lines=6, elem_id="question",
                             placeholder="Ask something the knowledge base can answer, e.g. Who directed Inception?",
                         )  # fmt: skip
                         with gr.Row():
-                            kb = gr.Dropdown(
+                            c["kb_spec"] = gr.Dropdown(
                                 choices=["demo", "demo-wikidata"], value=config.kb, allow_custom_value=True, label="Knowledge base",
                                 info='"demo", a .nt/.ttl file or folder, or an http(s) SPARQL endpoint',
                             )  # fmt: skip
-                            method = gr.Dropdown(
+                            c["method"] = gr.Dropdown(
                                 handlers.METHOD_CHOICES, value=d.method.value, label="Search method"
                             )
                         with gr.Row():
-                            run_btn = gr.Button("Run search", variant="primary", elem_id="run-btn")
-                            stop_btn = gr.Button("Stop", variant="stop", elem_id="stop-btn")
-                    with gr.Column(scale=2):
-                        with gr.Accordion("Search settings (paper defaults)", open=False):
+                            c["run_btn"] = gr.Button("Run search", variant="primary", elem_id="run-btn")
+                            c["fresh_btn"] = gr.Button("Fresh run", elem_id="fresh-btn", size="md")
+                            c["stop_btn"] = gr.Button(
+                                "Stop", variant="stop", elem_id="stop-btn", interactive=False
+                            )
+                        c["preset"] = gr.Textbox(machine.preset if defaults is None else "", visible=False)
+                        c["status"] = gr.Markdown(
+                            "Ready. Type a question (or pick an example) and press **Run search**.",
+                            elem_id="status",
+                        )
+                    with gr.Column(scale=2, min_width=320):
+                        c["machine_note"] = gr.Markdown(machine.note, elem_id="machine-note")
+                        with gr.Row():
+                            preset_buttons = {
+                                name: gr.Button(label, size="sm", elem_id=f"preset-{name}")
+                                for name, label in machine.buttons.items()
+                            }
+                        with gr.Accordion("Search settings", open=False, elem_id="settings"):
                             with gr.Row():
-                                rounds = gr.Slider(1, 30, value=d.rounds, step=1, label="rounds")
-                                k = gr.Slider(1, 10, value=d.k, step=1, label="k candidates")
+                                c["rounds"] = gr.Slider(1, 30, value=d.rounds, step=1, label="rounds")
+                                c["k"] = gr.Slider(1, 10, value=d.k, step=1, label="k candidates")
                             with gr.Row():
-                                c = gr.Number(d.c, label="UCT c", minimum=0)
-                                alpha = gr.Number(d.alpha, label="α (reward scale)", minimum=0)
-                                beta = gr.Number(d.beta, label="β (sharpness)", minimum=0)
+                                c["c"] = gr.Number(d.c, label="UCT c", minimum=0)
+                                c["alpha"] = gr.Number(d.alpha, label="α (reward scale)", minimum=0)
+                                c["beta"] = gr.Number(d.beta, label="β (sharpness)", minimum=0)
                             with gr.Row():
-                                expected_depth = gr.Slider(
+                                c["expected_depth"] = gr.Slider(
                                     0, 20, value=d.expected_depth, step=1, label="expected depth"
                                 )
-                                max_depth = gr.Slider(1, 20, value=d.max_depth, step=1, label="max depth")
+                                c["max_depth"] = gr.Slider(
+                                    1, 20, value=d.max_depth, step=1, label="max depth"
+                                )
                             with gr.Row():
-                                early_stop = gr.Slider(
+                                c["early_stop"] = gr.Slider(
                                     1,
                                     20,
                                     value=d.early_stop_terminals,
                                     step=1,
                                     label="early stop after answers",
                                 )
-                                seed = gr.Number(d.seed, label="seed", precision=0)
+                                c["seed"] = gr.Number(d.seed, label="seed", precision=0)
                         with gr.Accordion("Models", open=False):
-                            policy_kind = gr.Radio(
+                            c["policy_kind"] = gr.Radio(
                                 ["guided", "react"], value=config.policy_kind, label="policy"
                             )
-                            policy_model = gr.Textbox(
+                            c["policy_model"] = gr.Textbox(
                                 config.policy_model,
                                 label="policy model",
                                 placeholder="bundled SmolLM2-135M-Instruct",
                             )
-                            scorer_model = gr.Textbox(
+                            c["scorer_model"] = gr.Textbox(
                                 config.scorer_model,
                                 label="IG scorer model",
                                 placeholder="bundled SmolLM2-135M-Instruct",
                             )
-                            policy_endpoint = gr.Textbox(
-                                config.policy_endpoint,
-                                label="policy endpoint (optional)",
+                            c["policy_endpoint"] = gr.Textbox(
+                                config.policy_endpoint, label="policy endpoint (optional)",
                                 placeholder="OpenAI-compatible URL, e.g. a vLLM server (react policy)",
-                            )
-                examples = load_example_questions()
-                if examples:
-                    gr.Examples(
-                        [[q, "demo"] for q in examples],
-                        inputs=[question, kb],
-                        label="Example questions (Freebase-shaped demo KB)",
-                        cache_examples=False,
-                    )
-                wikidata_examples = load_example_questions(WIKIDATA_EXAMPLES_FILE, limit=6)
-                if wikidata_examples:
-                    gr.Examples(
-                        [[q, "demo-wikidata"] for q in wikidata_examples],
-                        inputs=[question, kb],
-                        label="Example questions (Wikidata-shaped demo KB)",
-                        cache_examples=False,
-                    )
-                status = gr.Markdown("Ready. Type a question and press **Run search**.", elem_id="status")
-                plot = gr.Plot(label="Search tree", elem_id="tree-plot")
+                            )  # fmt: skip
+                        examples = load_example_questions()
+                        c["examples_box"] = gr.Accordion(
+                            "Example questions (Freebase-shaped demo KB)", open=True
+                        )
+                        with c["examples_box"]:
+                            if examples:
+                                gr.Examples(
+                                    [[q, "demo"] for q in examples], inputs=[c["question"], c["kb_spec"]],
+                                    label=None, examples_per_page=5, cache_examples=False,
+                                )  # fmt: skip
+                        wikidata_examples = load_example_questions(WIKIDATA_EXAMPLES_FILE, limit=6)
+                        if wikidata_examples:
+                            with gr.Accordion("Example questions (Wikidata-shaped demo KB)", open=False):
+                                gr.Examples(
+                                    [[q, "demo-wikidata"] for q in wikidata_examples],
+                                    inputs=[c["question"], c["kb_spec"]], label=None, examples_per_page=6,
+                                    cache_examples=False,
+                                )  # fmt: skip
+                c["plot"] = gr.Plot(label="Search tree", elem_id="tree-plot")
                 with gr.Row(equal_height=False):
-                    with gr.Column(scale=3, elem_id="inspector"):
+                    with gr.Column(scale=3, min_width=420, elem_id="inspector"):
                         gr.Markdown("### Node inspector")
-                        node_dd = gr.Dropdown(
-                            choices=[],
-                            label="Node",
-                            info="or click a point in the tree, or a table row",
+                        c["node_dd"] = gr.Dropdown(
+                            choices=[], label="Node", info="or click a point in the tree, or a table row",
                             elem_id="node-dd",
-                        )
-                        detail = gr.Markdown(EMPTY_DETAIL, elem_id="node-detail")
-                        history = gr.HTML(elem_id="history")
-                    with gr.Column(scale=2, elem_id="answer-panel"):
-                        answer = gr.Markdown("*No answer yet.*", elem_id="answer")
-                        votes = gr.Dataframe(
-                            headers=VOTE_TABLE_HEADERS,
-                            label="Vote over terminal branches",
-                            interactive=False,
-                            wrap=True,
-                        )
-                        cost = gr.Markdown(elem_id="cost")
-                        trace_file = gr.File(
+                        )  # fmt: skip
+                        c["detail"] = gr.Markdown(EMPTY_DETAIL, elem_id="node-detail")
+                        c["history"] = gr.HTML(elem_id="history")
+                    with gr.Column(scale=2, min_width=340, elem_id="answer-panel"):
+                        c["answer"] = gr.Markdown("*No answer yet.*", elem_id="answer")
+                        c["votes"] = gr.Dataframe(
+                            headers=VOTE_TABLE_HEADERS, label="Vote over terminal branches", interactive=False,
+                            wrap=True, elem_id="vote-table", column_widths=["46%", "16%", "18%", "20%"],
+                        )  # fmt: skip
+                        c["cost"] = gr.Markdown(elem_id="cost")
+                        c["trace_file"] = gr.File(
                             label="Trace of this run (download)", interactive=False, elem_id="trace-file"
                         )
                 with gr.Accordion("All nodes (table: select a row to inspect it)", open=False):
-                    table = gr.Dataframe(
-                        headers=NODE_TABLE_HEADERS,
-                        interactive=False,
-                        wrap=True,
-                        elem_id="node-table",
-                        max_height=420,
-                    )
-                click_node = gr.Textbox(visible="hidden", elem_id="click-node")
+                    c["table"] = gr.Dataframe(
+                        headers=NODE_TABLE_HEADERS, interactive=False, wrap=True, elem_id="node-table",
+                        max_height=420, column_widths=NODE_TABLE_WIDTHS,
+                    )  # fmt: skip
+                c["click_node"] = gr.Textbox(visible="hidden", elem_id="click-node")
                 click_go = gr.Button("inspect clicked node", visible="hidden", elem_id="click-go")
 
             with gr.Tab("Cleaning-rule lab", id="lab"):
                 gr.Markdown(LAB_MD)
-                rules = gr.CheckboxGroup(
+                c["rules"] = gr.CheckboxGroup(
                     [(f"{RULE_INFO[r].label}: {RULE_INFO[r].explanation}", r.value) for r in CleaningRule],
                     value=sorted(r.value for r in DEFAULT_RULES), label="Cleaning rules (all on = the paper)", elem_id="rules",
                 )  # fmt: skip
-                ig_prompt = gr.Textbox(
+                c["ig_prompt"] = gr.Textbox(
                     DEFAULT_IG_PROMPT, label="IG prompt (between the history and the question)", lines=1
                 )
                 rescore_btn = gr.Button(
                     "Re-score the tree with these rules", variant="primary", elem_id="rescore-btn"
                 )
-                lab_status = gr.Markdown(elem_id="lab-status")
-                rank_changes = gr.Markdown(elem_id="rank-changes")
-                reward_table = gr.Dataframe(
-                    headers=rescoring.REWARD_TABLE_HEADERS,
-                    label="Rewards before → after (largest change first)",
-                    interactive=False,
-                    max_height=360,
-                    column_widths=["7%", "57%", "12%", "12%", "12%"],
-                )
-                lab_plot = gr.Plot(label="Re-scored tree", elem_id="lab-plot")
+                c["lab_status"] = gr.Markdown(elem_id="lab-status")
+                c["rank_changes"] = gr.Markdown(elem_id="rank-changes")
+                c["reward_table"] = gr.Dataframe(
+                    headers=rescoring.REWARD_TABLE_HEADERS, label="Rewards before → after (largest change first)",
+                    interactive=False, max_height=360, column_widths=["7%", "57%", "12%", "12%", "12%"],
+                )  # fmt: skip
+                c["lab_plot"] = gr.Plot(label="Re-scored tree", elem_id="lab-plot")
 
             with gr.Tab("Traces & replay", id="traces"):
                 gr.Markdown(
                     "Load a trace recorded by the app or by `python -m mcts run --trace out.json` and replay it round by "
-                    "round. No model is needed: a CPU-only Space can show recorded GPU runs. The run on screen is "
-                    "downloadable from the Search tab."
+                    "round. No model is needed: a CPU-only Space can show recorded GPU runs. Loading a trace also puts "
+                    "its question and settings into the Search tab's form. The run on screen is downloadable from the "
+                    "Search tab."
                 )
                 with gr.Row(equal_height=False):
-                    upload = gr.File(
+                    c["upload"] = gr.File(
                         label="Upload a trace (.json)",
                         file_types=[".json"],
                         type="filepath",
                         elem_id="trace-upload",
                     )
-                    bundled = gr.Dropdown(
+                    c["bundled"] = gr.Dropdown(
                         bundled_traces(), value=None, label="…or open a recorded example trace", elem_id="bundled-trace",
                         info="recorded with the bundled model on the demo KB",
                     )  # fmt: skip
-                replay_slider = gr.Slider(
-                    0, 1, value=0, step=1, label="Show the tree after round", interactive=False
-                )
-                replay_status = gr.Markdown()
-                replay_plot = gr.Plot(label="Replay", elem_id="replay-plot")
+                c["replay_slider"] = gr.Slider(
+                    0, 1, value=0, step=1, label="Show the tree after round", interactive=False,
+                    elem_id="replay-slider",
+                )  # fmt: skip
+                c["replay_status"] = gr.Markdown(elem_id="replay-status")
+                c["replay_plot"] = gr.Plot(label="Replay", elem_id="replay-plot")
 
             with gr.Tab("Compare methods", id="compare"):
                 gr.Markdown(
                     "Run two methods on the question of the Search tab, with the same settings and models."
                 )
+                c["compare_info"] = gr.Markdown(elem_id="compare-info")
                 with gr.Row():
-                    method_a = gr.Dropdown(handlers.METHOD_CHOICES, value="fast", label="Method A")
-                    method_b = gr.Dropdown(handlers.METHOD_CHOICES, value="classic", label="Method B")
+                    c["method_a"] = gr.Dropdown(handlers.METHOD_CHOICES, value="fast", label="Method A")
+                    c["method_b"] = gr.Dropdown(handlers.METHOD_CHOICES, value="classic", label="Method B")
                 with gr.Row():
                     compare_btn = gr.Button("Run both", variant="primary")
-                    compare_stop = gr.Button("Stop", variant="stop")
-                compare_status = gr.Markdown()
+                    c["compare_stop"] = gr.Button("Stop", variant="stop", interactive=False)
+                c["compare_status"] = gr.Markdown()
                 with gr.Row(equal_height=False):
-                    with gr.Column():
-                        plot_a = gr.Plot(label="Method A")
-                        cost_a = gr.Markdown()
-                    with gr.Column():
-                        plot_b = gr.Plot(label="Method B")
-                        cost_b = gr.Markdown()
+                    with gr.Column(min_width=320):
+                        c["plot_a"] = gr.Plot(label="Method A")
+                        c["cost_a"] = gr.Markdown()
+                    with gr.Column(min_width=320):
+                        c["plot_b"] = gr.Plot(label="Method B")
+                        c["cost_b"] = gr.Markdown()
 
             with gr.Tab("How it works", id="about"):
                 gr.Markdown(ABOUT_MD)
 
-        # ---- wiring
-        main_outputs = [status, plot, table, node_dd, answer, votes, cost, trace_file, detail, history]
-        settings_inputs = [  # order = the handlers' parameters after the method
-            rounds,
-            k,
-            c,
-            alpha,
-            beta,
-            expected_depth,
-            max_depth,
-            early_stop,
-            seed,
-            policy_kind,
-            policy_model,
-            scorer_model,
-            policy_endpoint,
-        ]
-        replay_outputs = [replay_slider, replay_plot, replay_status]
-        model_group = {"concurrency_id": "models", "concurrency_limit": 1}
+        # ---- wiring, by name: each handler gets a typed form or named values, returns a dict by name
+        page = Page(state, c)
+        main = (*MAIN_OUTPUTS, "stop_btn", "examples_box")
+        replay_out = (*replay.REPLAY_OUTPUTS, "stop_btn")
+        models = {"concurrency_id": "models", "concurrency_limit": 1}
         cheap = {"concurrency_limit": None}
-
-        run_event = run_btn.click(
-            GPU(handlers.run), [state, question, kb, method, *settings_inputs, rules, ig_prompt], main_outputs,
-            api_name="run", **model_group,
+        run = page.wire(handlers.run, form=RunInputs, outputs=main, decorate=GPU)
+        run_event = c["run_btn"].click(**run, api_name="run", **models)
+        c["run_btn"].click(None, js=SCROLL_TO_STATUS_JS)
+        fresh_event = c["fresh_btn"].click(
+            **page.wire(handlers.run_fresh, form=RunInputs, outputs=main, decorate=GPU), api_name="fresh_run", **models
         )  # fmt: skip
-        question.submit(
-            GPU(handlers.run), [state, question, kb, method, *settings_inputs, rules, ig_prompt], main_outputs,
-            api_visibility="private", **model_group,
-        ).then(replay.sync_replay, state, replay_outputs, api_name="sync_replay_submit", api_visibility="private", **cheap)  # fmt: skip
-        run_event.then(replay.sync_replay, state, replay_outputs, api_name="sync_replay", **cheap)
-        stop_btn.click(handlers.stop, state, status, api_name="stop", **cheap)
+        c["fresh_btn"].click(None, js=SCROLL_TO_STATUS_JS)
+        submit_event = c["question"].submit(**run, api_visibility="private", **models)
+        sync = page.wire(replay.sync_replay, outputs=replay_out)
+        for event, name in ((run_event, "sync_replay"), (fresh_event, None), (submit_event, None)):
+            event.then(**sync, api_name=name, api_visibility="public" if name else "private", **cheap)
+        c["stop_btn"].click(**page.wire(handlers.stop_search, outputs=["status"]), api_name="stop", **cheap)
+        for name, btn in preset_buttons.items():
+            btn.click(
+                **page.wire(presets.preset_handler(name), outputs=["method", *SETTINGS_FIELDS, "preset", "machine_note"]),
+                api_visibility="private", **cheap,
+            )  # fmt: skip
 
-        inspect_outputs = [detail, history, plot, node_dd]
-        node_dd.input(inspector.inspect_node, [state, node_dd], inspect_outputs, api_name="inspect", **cheap)
-        table.select(inspector.inspect_row, state, inspect_outputs, api_visibility="private", **cheap)
+        inspect_out = ["detail", "history", "plot", "node_dd"]
+        c["node_dd"].input(
+            **page.wire(inspector.inspect_node, inputs={"node": "node_dd"}, outputs=inspect_out),
+            api_name="inspect", **cheap,
+        )  # fmt: skip
+        c["table"].select(
+            **page.wire(inspector.inspect_row, outputs=inspect_out, select=True), api_visibility="private", **cheap
+        )  # fmt: skip
         click_go.click(
-            inspector.inspect_node, [state, click_node], inspect_outputs, api_visibility="private", **cheap
-        )
-
-        rescore_btn.click(
-            GPU(rescoring.rescore), [state, rules, ig_prompt, scorer_model],
-            [lab_status, rank_changes, reward_table, lab_plot, *main_outputs], api_name="rescore", **model_group,
+            **page.wire(inspector.inspect_node, inputs={"node": "click_node"}, outputs=inspect_out),
+            api_visibility="private", **cheap,
         )  # fmt: skip
-        upload.upload(
-            traces.load,
-            [state, upload],
-            [*main_outputs, *replay_outputs, rules, ig_prompt],
+
+        rescore_out = ["lab_status", "rank_changes", "reward_table", "lab_plot", *MAIN_OUTPUTS]
+        rescore_in = {"rules": "rules", "ig_prompt": "ig_prompt", "scorer_model": "scorer_model"}
+        rescore_btn.click(
+            **page.wire(rescoring.rescore, inputs=rescore_in, outputs=rescore_out, decorate=GPU),
+            api_name="rescore", **models,
+        )  # fmt: skip
+        load_out = [
+            *MAIN_OUTPUTS, *replay.REPLAY_OUTPUTS, "question", "kb_spec", "method", *SETTINGS_FIELDS, "preset", "policy_kind",
+            "rules", "ig_prompt",
+        ]  # fmt: skip
+        c["upload"].upload(
+            **page.wire(traces.load, inputs={"file": "upload"}, outputs=load_out),
             api_name="load_trace",
             **cheap,
         )
-        bundled.input(
-            traces.load_bundled, [state, bundled], [*main_outputs, *replay_outputs, rules, ig_prompt],
+        c["bundled"].input(
+            **page.wire(traces.load_bundled, inputs={"name": "bundled"}, outputs=load_out),
             api_name="load_example_trace", **cheap,
         )  # fmt: skip
-        replay_slider.release(
-            replay.replay, [state, replay_slider], [replay_plot, replay_status], api_name="replay", **cheap
-        )
-        compare_btn.click(
-            GPU(handlers.compare), [state, question, kb, method_a, method_b, *settings_inputs],
-            [compare_status, plot_a, cost_a, plot_b, cost_b], api_name="compare", **model_group,
+        # .change follows every input of the slider (drag, arrow keys, the number box), not only a release.
+        c["replay_slider"].change(
+            **page.wire(replay.replay, inputs={"round_no": "replay_slider"}, outputs=["replay_plot", "replay_status"]),
+            api_name="replay", trigger_mode="always_last", **cheap,
         )  # fmt: skip
-        compare_stop.click(handlers.stop, state, compare_status, api_visibility="private", **cheap)
+        compare_out = [
+            "compare_status",
+            "compare_info",
+            "compare_stop",
+            "plot_a",
+            "cost_a",
+            "plot_b",
+            "cost_b",
+        ]
+        compare_btn.click(
+            **page.wire(handlers.compare, form=CompareInputs, outputs=compare_out, decorate=GPU),
+            api_name="compare", **models,
+        )  # fmt: skip
+        c["compare_stop"].click(
+            **page.wire(handlers.stop_compare, outputs=["compare_status"]), api_visibility="private", **cheap
+        )
+        info = page.wire(handlers.describe_compare, form=CompareInputs, outputs=["compare_info"])
+        for name in ("question", "kb_spec", "method_a", *SETTINGS_FIELDS):
+            c[name].change(**info, api_visibility="private", show_progress="hidden", **cheap)
+        demo.load(**info, api_visibility="private", **cheap)
     demo.queue(max_size=config.queue_size, default_concurrency_limit=1)
     return demo
 
 
+# Node table: narrow numeric columns, the action takes what is left (readable at 800 px).
+NODE_TABLE_WIDTHS = ["4%", "5%", "5%", "5%", "33%", "9%", "4%", "6%", "6%", "8%", "8%", "7%"]
+
+
 def launch_kwargs() -> dict[str, Any]:
-    """Theme, CSS and the click bridge go to launch() in Gradio 6."""
+    """Theme, CSS and the click bridge go to launch() in Gradio 6; the shipped traces may be
+    downloaded from wherever the app was started."""
+    from ui.config import TRACES_DIR
     from ui.theme import CSS, JS, theme
 
-    return {"theme": theme(), "css": CSS, "js": JS}
+    return {"theme": theme(), "css": CSS, "js": JS, "allowed_paths": [str(TRACES_DIR)]}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from kb.actions import Action
 from kb.observation import Observation, Value
 from mcts.search.steps import Step
 from mcts.search.tree import Tree
 from tests.synthetic_tree import synthetic_tree
-from viz.figure import KINDS, best_value_path, build_figure, hover_text, node_kind
+from viz.figure import KINDS, LABEL_PX, PLOT_WIDTH_PX, best_value_path, build_figure, hover_text, node_kind
 from viz.layout import layout_tree
 
 NODE_TRACES = {k.label for k in KINDS}
@@ -114,7 +116,29 @@ def test_reward_colours_share_one_colour_axis_with_a_colour_bar() -> None:
         legend.showlegend is not False and legend.legendgroup == step.legendgroup and step.showlegend is False
     )
     axis = fig.layout.coloraxis
-    assert (axis.cmin, axis.cmax) == (0.0, 2.0) and "IG reward" in axis.colorbar.title.text
+    assert "IG reward" in axis.colorbar.title.text
+
+
+def test_the_colour_scale_spans_this_trees_rewards_with_neutral_marked_white() -> None:
+    tree = _small_tree()
+    rewards = [n.reward for n in tree.nodes if n.reward is not None]
+    axis = build_figure(tree, alpha=2.0).layout.coloraxis
+    assert (axis.cmin, axis.cmax) == (min(rewards), max(rewards))
+    assert "1.00 (neutral)" in axis.colorbar.ticktext and list(axis.colorbar.tickvals) == [0.3, 1.0, 1.9]
+    white_at = next(p for p, colour in axis.colorscale if colour == "#f7f7f7")
+    assert abs(axis.cmin + white_at * (axis.cmax - axis.cmin) - 1.0) < 1e-9
+    # Rewards all above neutral (a small model's 1.0-1.6): the bar starts at neutral, not at 0.
+    for node in tree.nodes:
+        if node.reward is not None:
+            node.reward = 1.2 + 0.1 * (node.id % 4)
+    axis = build_figure(tree, alpha=2.0).layout.coloraxis
+    assert axis.cmin == 1.0 and abs(axis.cmax - 1.5) < 1e-9
+
+
+def test_nodes_whose_rank_a_rescore_flipped_are_ringed() -> None:
+    fig = build_figure(_small_tree(), flipped={1, 4, 99})
+    ring = next(t for t in fig.data if t.name == "rank flipped by re-score")
+    assert len(ring.x) == 2  # node 99 is not in the tree
 
 
 def test_size_grows_with_visits() -> None:
@@ -132,16 +156,42 @@ def test_best_and_selected_paths_are_drawn() -> None:
     assert best_value_path(tree) == [0, 1, 3]  # the answering terminal with the highest W/N
     fig = build_figure(tree, selected_path=[0, 4], inspected=2)
     names = [t.name for t in fig.data]
-    assert "best path" in names and "selected last round" in names and "inspected" in names
-    best = next(t for t in fig.data if t.name == "best path")
+    assert "best branch (W/N)" in names and "selected last round" in names and "inspected" in names
+    best = next(t for t in fig.data if t.name == "best branch (W/N)")
     assert sum(x is not None for x in best.x) == 4  # two segments
 
 
-def test_labels_switch_off_above_the_threshold() -> None:
+def _labels(fig) -> dict[int, tuple[float, float]]:
+    """node id -> (x, y) of every node that carries a label."""
+    out = {}
+    for t in fig.data:
+        if t.name in NODE_TRACES and t.customdata is not None and t.text is not None:
+            out.update(
+                {i: (x, y) for i, x, y, text in zip(t.customdata, t.x, t.y, t.text, strict=True) if text}
+            )
+    return out
+
+
+def test_small_trees_label_every_node() -> None:
     small = build_figure(_small_tree(), label_threshold=40)
-    assert all("text" in t.mode for t in small.data if t.name in NODE_TRACES and t.customdata is not None)
-    big = build_figure(synthetic_tree(120), label_threshold=40)
-    assert all(t.mode == "markers" for t in big.data if t.name in NODE_TRACES and t.customdata is not None)
+    assert sorted(_labels(small)) == list(range(len(_small_tree())))
+
+
+@pytest.mark.parametrize("size", [40, 120, 200])
+def test_big_trees_thin_labels_per_level_so_none_overlap_and_the_best_branch_keeps_its_own(size) -> None:
+    tree = synthetic_tree(size, seed=3)
+    lay = layout_tree(tree)
+    fig = build_figure(tree, layout=lay, label_threshold=20)
+    labels = _labels(fig)
+    assert 0 < len(labels) <= len(lay.positions)
+    gap = LABEL_PX / (PLOT_WIDTH_PX / (lay.width + 1.6))
+    by_level: dict[float, list[float]] = {}
+    for x, y in labels.values():
+        by_level.setdefault(y, []).append(x)
+    for xs in by_level.values():
+        xs.sort()
+        assert all(b - a >= gap - 1e-9 for a, b in zip(xs, xs[1:], strict=False)), "labels overlap"
+    assert set(best_value_path(tree)) <= set(labels), "the best branch stays named"
 
 
 def test_collapsed_fans_are_drawn_as_markers_and_not_counted_as_nodes() -> None:

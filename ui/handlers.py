@@ -1,17 +1,15 @@
-"""What the app's buttons do: run (streamed), stop, compare two methods.
+"""What the Search and Compare tabs' buttons do: run (streamed, or replayed from the
+run cache), fresh run, stop, compare two methods.
 
-Each handler validates its input first and answers bad input with one clear line in
-the status bar and a toast (the app keeps serving). Searches run through
+Handlers take the session and a typed form (`ui.forms`) and yield dicts keyed by
+component name (`ui.wiring` maps them to components). Bad input gives one clear line
+in the status bar and a toast; the app keeps serving. Searches run through
 `ui.stream.pump`, which redraws once per burst of events and keeps the clock ticking
-during model calls. Models and KBs come from `mcts.agents.world.build_world` (cached per
-process, shared read-only by all sessions); each session's tree is its own.
-Inspecting is in `ui.inspector`, re-scoring in `ui.rescoring`, traces in
-`ui.traces`, replay in `ui.replay`.
+during model calls. Worlds come from `ui.worlds`; each session's tree is its own.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -19,17 +17,17 @@ from typing import Any
 
 import gradio as gr
 
-from mcts.search.cleaning import CleaningRule
-from mcts.search.loop import Search, check_question, one_line
+from mcts.search.loop import Search, one_line
 from mcts.search.settings import Method, SearchSettings
-from mcts.search.trace import trace_from_search
-from ui.render import figure, live_status, main_view, message_view
+from mcts.search.trace import Trace, trace_from_search
+from ui import run_cache
+from ui.forms import CompareInputs, RunInputs, SearchForm
+from ui.render import figure, main_view, settings_line, tree_view
 from ui.session import Session
 from ui.stream import pump
-from ui.traces import write_trace
-from viz import cost_markdown
-
-log = logging.getLogger(__name__)
+from ui.traces import open_trace, write_trace
+from ui.worlds import get_world, is_warm
+from viz import cost_markdown, replay_rounds, tree_at_round
 
 METHOD_CHOICES: list[tuple[str, str]] = [
     ("Fast MCTS (IG reward, no simulation)", Method.FAST.value),
@@ -39,12 +37,11 @@ METHOD_CHOICES: list[tuple[str, str]] = [
     ("N-sample vote", Method.VOTE.value),
     ("Single greedy path", Method.SINGLE.value),
 ]
-MAX_KB_SPEC_CHARS = 500
+REPLAY_ROUND_S = 0.35  # pause between rounds when a cached run is replayed (the animation)
 
 # Live searches by browser session: Stop reaches only its own session's run.
 _ACTIVE: dict[str, Search] = {}
 _ACTIVE_LOCK = threading.Lock()
-_WARM: set[tuple[Any, ...]] = set()  # world arguments already loaded in this process
 
 
 def session_key(request: gr.Request | None, session: Session) -> str:
@@ -60,176 +57,120 @@ def _register(key: str, search: Search | None) -> None:
             _ACTIVE[key] = search
 
 
-def make_settings(
-    method: str,
-    rounds: float,
-    k: float,
-    c: float,
-    alpha: float,
-    beta: float,
-    expected_depth: float,
-    max_depth: float,
-    early_stop: float,
-    seed: float,
-) -> SearchSettings:
-    """SearchSettings from the form; raises ValueError with one clear line."""
-    try:
-        return SearchSettings(
-            method=Method(method),
-            rounds=int(rounds),
-            k=int(k),
-            c=float(c),
-            alpha=float(alpha),
-            beta=float(beta),
-            expected_depth=int(expected_depth),
-            max_depth=int(max_depth),
-            early_stop_terminals=int(early_stop),
-            seed=int(seed),
-        )
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"bad setting: {one_line(exc)}") from exc
+def _problem(message: str) -> dict[str, Any]:
+    gr.Warning(message)
+    return {"status": f"**Problem:** {message}"}
 
 
-def parse_rules(values: list[str] | None) -> frozenset[CleaningRule]:
-    return frozenset(CleaningRule(v) for v in (values or []))
+def _cache_key(form: RunInputs, question: str, settings: SearchSettings) -> str | None:
+    if not run_cache.cacheable(question, form.kb_spec):
+        return None
+    from mcts.agents.models import resolve_model_names
 
-
-def get_world(
-    kb_spec: str, policy_kind: str, policy_model: str, scorer_model: str, method: Method, endpoint: str = ""
-) -> Any:
-    """Build (or reuse) the world; probe a remote endpoint so a dead URL fails here, clearly."""
-    from mcts.agents.world import build_world
-
-    spec = (kb_spec or "").strip() or "demo"
-    if len(spec) > MAX_KB_SPEC_CHARS:
-        raise ValueError(f"the KB spec has {len(spec):,} characters; give a short path or URL")
-    world = build_world(
-        spec,
-        policy_kind=policy_kind,  # type: ignore[arg-type]
-        policy_model=(policy_model or "").strip() or None,
-        scorer_model=(scorer_model or "").strip() or None,
-        policy_endpoint=(endpoint or "").strip() or None,
-        method=method,
-    )
-    if spec.startswith(("http://", "https://")):
-        try:
-            world.kb.query("ASK { ?s ?p ?o }", timeout_s=5.0)
-        except Exception as exc:
-            raise ValueError(f"cannot reach the SPARQL endpoint {spec}: {one_line(exc)}") from exc
-    return world
-
-
-_SCORERS: dict[str, Any] = {}
-
-
-def get_scorer(scorer_model: str) -> tuple[Any, str]:
-    """(IG scorer, its model name) for re-scoring: no KB and no policy needed, so a trace
-    recorded against a KB this machine does not have can still be re-scored."""
-    from mcts.agents.models import load_model, resolve_model_names
-    from mcts.agents.scorer import IGScorer
-
-    _, name = resolve_model_names(None, (scorer_model or "").strip() or None)
-    with _ACTIVE_LOCK:
-        scorer = _SCORERS.get(name)
-    if scorer is None:
-        scorer = IGScorer(load_model(name))
-        with _ACTIVE_LOCK:
-            scorer = _SCORERS.setdefault(name, scorer)
-    return scorer, name
-
-
-def world_key(
-    kb_spec: str, policy_kind: str, policy_model: str, scorer_model: str, method: Method
-) -> tuple[Any, ...]:
-    return (
-        (kb_spec or "demo").strip(),
-        policy_kind,
-        policy_model.strip(),
-        scorer_model.strip(),
-        method == Method.CONSTANT,
-    )
-
-
-def _prepare(question: str, settings_args: tuple[Any, ...]) -> tuple[SearchSettings, str]:
-    """Validated settings and question; raises ValueError with the line to show."""
-    problem = check_question(question or "")
-    if problem is not None:
-        raise ValueError(problem[0].upper() + problem[1:] + ".")
-    settings = make_settings(*settings_args)
-    return settings, question.strip()
+    policy_kind, policy_model, scorer_model, endpoint = form.models()
+    policy_name, scorer_name = resolve_model_names(policy_model or None, scorer_model or None)
+    return run_cache.run_key(
+        question, form.kb_spec, settings, policy_kind=policy_kind, policy_model=endpoint or policy_name,
+        scorer_model=scorer_name, rules=form.rules or [], ig_prompt=form.ig_prompt,
+    )  # fmt: skip
 
 
 def run(
     session: Session,
-    question: str,
-    kb_spec: str,
-    method: str,
-    rounds: float,
-    k: float,
-    c: float,
-    alpha: float,
-    beta: float,
-    expected_depth: float,
-    max_depth: float,
-    early_stop: float,
-    seed: float,
-    policy_kind: str,
-    policy_model: str,
-    scorer_model: str,
-    policy_endpoint: str,
-    rules: list[str],
-    ig_prompt: str,
+    form: RunInputs,
     request: gr.Request = None,  # type: ignore[assignment]
-) -> Iterator[tuple[Any, ...]]:
-    """Run one search and stream the tree; the last update carries the answer and the trace."""
-    key = session_key(request, session)
+    fresh: bool = False,
+) -> Iterator[dict[str, Any]]:
+    """Run one search and stream the tree; the last update carries the answer and the trace.
+
+    An example question with settings already seen replays its cached run instead,
+    unless `fresh`."""
     try:
-        settings, question = _prepare(
-            question, (method, rounds, k, c, alpha, beta, expected_depth, max_depth, early_stop, seed)
-        )
-        prompt = (ig_prompt or "").strip()
-        if not prompt:
+        question = form.checked_question()
+        settings = form.settings(form.method)
+        if not (form.ig_prompt or "").strip():
             raise ValueError("The IG prompt is empty; restore the default in the cleaning-rule lab.")
     except ValueError as exc:
-        gr.Warning(str(exc))
-        yield message_view(f"**Problem:** {exc}")
+        yield _problem(str(exc))
         return
-    wkey = world_key(kb_spec, policy_kind, policy_model, scorer_model, settings.method) + (policy_endpoint,)
-    if wkey not in _WARM:
-        yield message_view("**Loading** the knowledge base and models (first run only; about 20 s on a CPU)…")
+    cache_key = _cache_key(form, question, settings)
+    cached = run_cache.lookup(cache_key) if cache_key and not fresh else None
+    if cached is not None:
+        yield from _replay_cached(session, *cached)
+        return
+    # The examples fold away so that the status and the tree move up to where the eye is.
+    yield {"status": "**Starting**…", "examples_box": gr.update(open=False)}
+    if not is_warm(form, settings.method):
+        yield {"status": "**Loading** the knowledge base and models (first run only; about 20 s on a CPU)…"}
     try:
-        world = get_world(kb_spec, policy_kind, policy_model, scorer_model, settings.method, policy_endpoint)
+        world = get_world(form, settings.method)
     except Exception as exc:  # bad KB spec, unreachable endpoint, model that will not load
-        msg = one_line(exc)
-        gr.Warning(msg)
-        yield message_view(f"**Problem:** {msg}")
+        yield _problem(one_line(exc))
         return
-    _WARM.add(wkey)
     search = Search(
         question, settings, policy=world.policy, scorer=world.scorer, tools=world.tools,
-        cleaning_rules=parse_rules(rules), ig_prompt=prompt, meta=world.meta,
+        cleaning_rules=form.cleaning_rules(), ig_prompt=form.ig_prompt.strip(), meta=world.meta,
     )  # fmt: skip
     session.reset()
     session.tree, session.settings, session.meta = search.tree, settings, world.meta
-    session.rules, session.ig_prompt = search.cleaning_rules, prompt
-    session.recorded_tree = None
+    session.rules, session.ig_prompt = search.cleaning_rules, search.ig_prompt
     session.started_at = time.perf_counter()
+    key = session_key(request, session)
     _register(key, search)
     try:
-        yield main_view(session, live_status(session, "Starting"), full=False)
+        yield {**tree_view(session, _running_status(session, search, "Starting")), "stop_btn": _enabled(True)}
         for batch in pump(search):
             phase = "Stopping" if search.cancelled else "Running"
             if not batch:  # a model call in flight: tick the clock only
-                yield message_view(_running_status(session, search, phase))
+                yield {"status": _running_status(session, search, phase)}
                 continue
             session.absorb(batch)
-            yield main_view(session, _running_status(session, search, phase), full=False, cost=search.cost())
-        session.result = search.result
-        session.trace_path = write_trace(trace_from_search(search), settings.method.value)
-        session.recorded_tree = search.tree
-        yield main_view(session, _final_status(session))
+            yield tree_view(session, _running_status(session, search, phase), cost=search.cost())
     finally:
         _register(key, None)
+    session.result = search.result
+    trace = trace_from_search(search)
+    session.trace_path = write_trace(trace, settings.method.value)
+    session.recorded_tree = search.tree
+    if cache_key and search.result is not None and search.result.stop_reason not in ("cancelled", "error"):
+        run_cache.store(trace, cache_key)
+    yield {**main_view(session, _final_status(session)), "stop_btn": _enabled(False)}
+
+
+def run_fresh(
+    session: Session,
+    form: RunInputs,
+    request: gr.Request = None,  # type: ignore[assignment]
+) -> Iterator[dict[str, Any]]:
+    """Run a new search even when a cached run of the same question and settings exists."""
+    yield from run(session, form, request, fresh=True)
+
+
+def _replay_cached(session: Session, trace: Trace, path: Any) -> Iterator[dict[str, Any]]:
+    """Show a cached run round by round, as if it ran now (no model is loaded)."""
+    open_trace(session, trace, None)
+    yield {"examples_box": gr.update(open=False)}
+    session.trace_path = write_trace(trace, f"cached-{trace.settings.method.value}")
+    final = session.tree
+    total = replay_rounds(session.events)
+    for round_no in range(total):
+        frame = tree_at_round(session.recorded_tree, session.events, round_no)  # type: ignore[arg-type]
+        view = Session(tree=frame.tree, settings=session.settings, selected_path=frame.selected_path)
+        status = f"**Replaying a cached run** · round {round_no} of {total} · {len(frame.tree)} nodes"
+        yield {"status": status, "plot": figure(view)}
+        time.sleep(REPLAY_ROUND_S)
+    session.tree = final
+    res = session.result
+    status = (
+        f"**Finished (cached run, replayed: same question, settings, models and code)** · answer: "
+        f"{', '.join(v.name for v in res.answer) if res and res.answer else 'no answer'} · "
+        f"{total} rounds · {len(final or ())} nodes. Press **Fresh run** to search again."
+    )
+    yield {**main_view(session, status), "stop_btn": _enabled(False)}
+
+
+def _enabled(on: bool) -> Any:
+    return gr.update(interactive=on)
 
 
 def _running_status(session: Session, search: Search, phase: str) -> str:
@@ -237,14 +178,14 @@ def _running_status(session: Session, search: Search, phase: str) -> str:
     rounds_started = sum(1 for e in session.events if e.kind == "round_started")
     return (
         f"**{phase}** · round {rounds_started} of {session.settings.rounds} · {len(search.tree)} nodes · "
-        f"model {cost.model_s:.1f} s · tools {cost.kb_s:.2f} s · elapsed {cost.wall_s:.1f} s"
+        f"elapsed {cost.wall_s:.1f} s · model {cost.model_s:.1f} s · tools {cost.kb_s:.2f} s"
     )
 
 
 def _final_status(session: Session) -> str:
     res = session.result
     if res is None:
-        return live_status(session, "Finished")
+        return "**Finished**"
     names = ", ".join(v.name for v in res.answer) or "no answer"
     detail = (
         f" ({res.detail})"
@@ -268,55 +209,51 @@ def stop(session: Session, request: gr.Request = None) -> str:  # type: ignore[a
     return "**Stopping** after the current model call…"
 
 
+def stop_search(session: Session, request: gr.Request = None) -> dict[str, Any]:  # type: ignore[assignment]
+    return {"status": stop(session, request)}
+
+
+def stop_compare(session: Session, request: gr.Request = None) -> dict[str, Any]:  # type: ignore[assignment]
+    return {"compare_status": stop(session, request)}
+
+
+def compare_info(form: SearchForm, methods: tuple[str, str]) -> str:
+    """What the Compare tab runs: the Search tab's question, KB and settings."""
+    q = " ".join((form.question or "").split()) or "(no question yet: type one in the Search tab)"
+    try:
+        line = settings_line(form.settings(methods[0]))
+    except ValueError as exc:
+        line = f"bad setting: {exc}"
+    return f"**Question:** {q}  \n**KB:** {form.kb_spec or 'demo'} · {line}"
+
+
 def compare(
     session: Session,
-    question: str,
-    kb_spec: str,
-    method_a: str,
-    method_b: str,
-    rounds: float,
-    k: float,
-    c: float,
-    alpha: float,
-    beta: float,
-    expected_depth: float,
-    max_depth: float,
-    early_stop: float,
-    seed: float,
-    policy_kind: str,
-    policy_model: str,
-    scorer_model: str,
-    policy_endpoint: str,
+    form: CompareInputs,
     request: gr.Request = None,  # type: ignore[assignment]
-) -> Iterator[tuple[Any, ...]]:
-    """Run two methods one after the other on the same question; trees and costs side by side.
-
-    Outputs: status, figure A, cost A, figure B, cost B.
-    """
-    key = session_key(request, session)
-    skip = gr.skip()
+) -> Iterator[dict[str, Any]]:
+    """Run two methods one after the other on the same question; trees and costs side by side."""
+    info = compare_info(form, (form.method_a, form.method_b))
     try:
-        runs = []
-        for method in (method_a, method_b):
-            settings, q = _prepare(
-                question, (method, rounds, k, c, alpha, beta, expected_depth, max_depth, early_stop, seed)
-            )
-            runs.append(settings)
+        q = form.checked_question()
+        runs = [form.settings(m) for m in (form.method_a, form.method_b)]
     except ValueError as exc:
         gr.Warning(str(exc))
-        yield (f"**Problem:** {exc}", skip, skip, skip, skip)
+        yield {"compare_status": f"**Problem:** {exc}", "compare_info": info}
         return
-    panes: list[tuple[Any, str]] = [(None, "*Waiting…*"), (None, "*Waiting…*")]
-    for i, settings in enumerate(runs):
+    key = session_key(request, session)
+    for pane, settings in zip("ab", runs, strict=True):
         label = settings.method.value
-        yield (f"**Preparing** **{label}**…", *panes[0], *panes[1])
+        yield {
+            "compare_status": f"**Preparing** **{label}**…",
+            "compare_info": info,
+            "compare_stop": _enabled(True),
+        }
         try:
-            world = get_world(
-                kb_spec, policy_kind, policy_model, scorer_model, settings.method, policy_endpoint
-            )
+            world = get_world(form, settings.method)
         except Exception as exc:
             gr.Warning(one_line(exc))
-            yield (f"**Problem:** {one_line(exc)}", skip, skip, skip, skip)
+            yield {"compare_status": f"**Problem:** {one_line(exc)}", "compare_stop": _enabled(False)}
             return
         search = Search(
             q, settings, policy=world.policy, scorer=world.scorer, tools=world.tools, meta=world.meta
@@ -327,22 +264,30 @@ def compare(
             for batch in pump(search):
                 status = _running_status(view, search, f"Running {label}")
                 if not batch:
-                    yield (status, skip, skip, skip, skip)
+                    yield {"compare_status": status}
                     continue
                 view.absorb(batch)
-                panes[i] = (figure(view, height=460), cost_markdown(search.cost()))
-                yield (status, *panes[0], *panes[1])
+                yield {
+                    "compare_status": status,
+                    f"plot_{pane}": figure(view, height=460),
+                    f"cost_{pane}": cost_markdown(search.cost()),
+                }
         finally:
             _register(key, None)
-        view.result = search.result
-        res = search.result
+        view.result = res = search.result
         answer = ", ".join(v.name for v in res.answer) if res and res.answer else "no answer"
         stop_reason = res.stop_reason.replace("_", " ") if res else "?"
-        panes[i] = (
-            figure(view, height=460),
-            f"**{label}** · answer: {answer} · {stop_reason}\n\n" + cost_markdown(res.cost if res else None),
-        )
+        yield {
+            f"plot_{pane}": figure(view, height=460),
+            f"cost_{pane}": f"**{label}** · answer: {answer} · {stop_reason}\n\n"
+            + cost_markdown(res.cost if res else None),
+        }
         if res is not None and res.stop_reason == "cancelled":
-            yield ("**Comparison stopped.**", *panes[0], *panes[1])
+            yield {"compare_status": "**Comparison stopped.**", "compare_stop": _enabled(False)}
             return
-    yield ("**Comparison finished.**", *panes[0], *panes[1])
+    yield {"compare_status": "**Comparison finished.**", "compare_stop": _enabled(False)}
+
+
+def describe_compare(session: Session, form: CompareInputs) -> dict[str, Any]:
+    """Keep the Compare tab's header in step with the Search tab's question and settings."""
+    return {"compare_info": compare_info(form, (form.method_a, form.method_b))}

@@ -27,20 +27,20 @@ def parse_node_id(value: Any) -> int | None:
         return None
 
 
-def inspect_node(session: Session, node: Any) -> tuple[Any, ...]:
-    """Show one node. Outputs: detail, history, figure, dropdown value."""
+def inspect_node(session: Session, node: Any) -> dict[str, Any]:
+    """Show one node: its detail and histories, ringed in the tree, chosen in the list."""
     tree = session.tree
     node_id = parse_node_id(node)
     if tree is None:
-        return ("*No tree yet: run a search or load a trace.*", "", gr.skip(), gr.skip())
+        return {"detail": "*No tree yet: run a search or load a trace.*", "history": ""}
     if node_id is None or not 0 <= node_id < len(tree):
-        return (f"*No node {node!s} in this tree (ids 0–{len(tree) - 1}).*", "", gr.skip(), gr.skip())
+        return {"detail": f"*No node {node!s} in this tree (ids 0–{len(tree) - 1}).*", "history": ""}
     session.inspected = node_id
     detail, hist = inspector(session)
-    return (detail, hist, figure(session), gr.update(value=node_id))
+    return {"detail": detail, "history": hist, "plot": figure(session), "node_dd": gr.update(value=node_id)}
 
 
-def inspect_row(session: Session, evt: gr.SelectData) -> tuple[Any, ...]:
+def inspect_row(session: Session, evt: gr.SelectData) -> dict[str, Any]:
     """A click on a node-table row: the first cell is the node id."""
     row = getattr(evt, "row_value", None)
     value = row[0] if row else None

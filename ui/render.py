@@ -1,8 +1,8 @@
-"""Turn a `Session` into the values of the app's output components.
+"""Turn a `Session` into the values of the app's output components, keyed by name.
 
 Every handler that changes the tree on screen ends by calling `main_view`, so a
 live run, a loaded trace and a re-score all draw the same way. Only Gradio's
-`update`/`skip` helpers are used; the drawing itself is `viz`.
+`update` helper is used; the drawing itself is `viz`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 import gradio as gr
 
+from ui.gold import check, gold_markdown
 from ui.session import Session
 from viz import (
     NODE_TABLE_HEADERS,
@@ -27,12 +28,12 @@ from viz import (
     vote_rows,
 )
 
-# The order of the components `main_view` fills (app.py passes them in this order).
-MAIN_OUTPUT_NAMES = (
+# The components `main_view` fills, by name (app.py registers them under these names).
+MAIN_OUTPUTS = (
     "status",
     "plot",
     "table",
-    "dropdown",
+    "node_dd",
     "answer",
     "votes",
     "cost",
@@ -60,11 +61,11 @@ def figure(session: Session, *, title: str | None = None, height: int | None = N
         best_path=session.best_path(),
         selected_path=session.selected_path,
         inspected=session.inspected,
+        flipped=session.flipped,
         c=s.c,
         alpha=s.alpha,
         title=title,
         height=height,
-        best_label="best branch (W/N)",
     )
 
 
@@ -74,7 +75,9 @@ def inspector(session: Session) -> tuple[str, str]:
     if tree is None or node_id is None or not 0 <= node_id < len(tree):
         return EMPTY_DETAIL, ""
     s = session.settings
-    detail = node_detail_markdown(tree, node_id, c=s.c, alpha=s.alpha, beta=s.beta)
+    detail = node_detail_markdown(
+        tree, node_id, c=s.c, alpha=s.alpha, beta=s.beta, c_puct=getattr(s, "c_puct", None)
+    )
     return detail, history_html(tree, node_id, session.rules)
 
 
@@ -94,43 +97,46 @@ def live_status(session: Session, phase: str) -> str:
     )
 
 
-def main_view(session: Session, status: str, *, full: bool = True, cost: Any = None) -> tuple[Any, ...]:
-    """Values for MAIN_OUTPUT_NAMES. `full=False` (while streaming) skips the slow-changing panels."""
+def answer_panel(session: Session) -> str:
+    """The answer, how it was chosen, and (for an example question) the gold answer and F1."""
+    text = answer_markdown(session.result, session.tree)
     tree = session.tree
-    fig = figure(session)
-    rows = node_table(tree, session.settings.c) if tree is not None else []
-    table = table_frame(rows, NODE_TABLE_HEADERS)
-    choices = node_choices(tree) if tree is not None else []
-    dropdown = gr.update(choices=choices, value=session.inspected)
-    if not full:
-        return (
-            status,
-            fig,
-            table,
-            dropdown,
-            gr.skip(),
-            gr.skip(),
-            cost_markdown(cost) if cost else gr.skip(),
-            gr.skip(),
-            gr.skip(),
-            gr.skip(),
-        )
+    gold = gold_markdown(check(tree.question, session.meta.kb_spec, session.result)) if tree else ""
+    return f"{text}\n\n{gold}" if gold else text
+
+
+def tree_view(session: Session, status: str, *, cost: Any = None) -> dict[str, Any]:
+    """While streaming: the status, tree, table and node list (the slow-changing panels wait)."""
+    tree = session.tree
+    update: dict[str, Any] = {
+        "status": status,
+        "plot": figure(session),
+        "table": table_frame(node_table(tree, session.settings.c) if tree else [], NODE_TABLE_HEADERS),
+        "node_dd": gr.update(choices=node_choices(tree) if tree else [], value=session.inspected),
+    }
+    if cost is not None:
+        update["cost"] = cost_markdown(cost)
+    return update
+
+
+def main_view(session: Session, status: str) -> dict[str, Any]:
+    """Every panel of the Search tab (MAIN_OUTPUTS) from the session."""
     detail, hist = inspector(session)
     result = session.result
+    return {
+        **tree_view(session, status),
+        "answer": answer_panel(session),
+        "votes": table_frame(vote_rows(result), VOTE_TABLE_HEADERS),
+        "cost": cost_markdown(result.cost if result else None),
+        "trace_file": session.trace_path,
+        "detail": detail,
+        "history": hist,
+    }
+
+
+def settings_line(s: Any) -> str:
+    """The settings of a run in one line (the Compare tab, cached-run notes)."""
     return (
-        status,
-        fig,
-        table,
-        dropdown,
-        answer_markdown(result, tree),
-        table_frame(vote_rows(result), VOTE_TABLE_HEADERS),
-        cost_markdown(cost if cost is not None else (result.cost if result else None)),
-        session.trace_path,
-        detail,
-        hist,
+        f"{s.method.value} · rounds {s.rounds} · k {s.k} · c {s.c:g} · α {s.alpha:g} · β {s.beta:g} · "
+        f"depth {s.expected_depth}/{s.max_depth} · early stop {s.early_stop_terminals} · seed {s.seed}"
     )
-
-
-def message_view(status: str) -> tuple[Any, ...]:
-    """Only the status line changes (bad input, a failure before the run started)."""
-    return (status,) + tuple(gr.skip() for _ in MAIN_OUTPUT_NAMES[1:])

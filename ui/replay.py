@@ -11,14 +11,22 @@ from ui.session import Session
 from viz import build_figure
 from viz.replay import replay_rounds, tree_at_round
 
-
-def slider_update(total: int) -> Any:
-    """The replay slider spanning rounds 0..total, set to the last."""
-    return gr.update(minimum=0, maximum=max(total, 1), value=total, step=1, interactive=total > 0)
+REPLAY_OUTPUTS = ("replay_slider", "replay_plot", "replay_status")
 
 
-def replay(session: Session, round_no: float) -> tuple[Any, str]:
-    """The recorded tree at the end of a round. Outputs: replay figure, replay status."""
+def slider_update(total: int, value: int | None = None) -> Any:
+    """The replay slider spanning rounds 0..total, set to `value` (default: the last)."""
+    return gr.update(
+        minimum=0,
+        maximum=max(total, 1),
+        value=total if value is None else value,
+        step=1,
+        interactive=total > 0,
+    )
+
+
+def replay_frame(session: Session, round_no: float) -> tuple[Any, str]:
+    """(figure, status line) of the recorded tree at the end of round `round_no`."""
     source = session.recorded_tree
     if source is None:
         return None, "Run a search or load a trace to replay it."
@@ -34,15 +42,26 @@ def replay(session: Session, round_no: float) -> tuple[Any, str]:
     )
     fig = build_figure(
         frame.tree, best_path=best, selected_path=frame.selected_path, c=session.settings.c,
-        alpha=session.settings.alpha, height=520, best_label="best branch (W/N)",
+        alpha=session.settings.alpha, height=520,
     )  # fmt: skip
     return fig, f"Round {frame.round} of {total} · {len(frame.tree)} nodes"
 
 
-def sync_replay(session: Session) -> tuple[Any, Any, str]:
-    """After a run: point the replay slider at the run just finished. Outputs: slider, figure, status."""
-    total = replay_rounds(session.events)
+def replay(session: Session, round_no: float) -> dict[str, Any]:
+    """The slider moved (drag, arrow keys or the number box): redraw that round."""
+    fig, status = replay_frame(session, round_no)
+    return {"replay_plot": fig, "replay_status": status}
+
+
+def replay_view(session: Session) -> dict[str, Any]:
+    """The replay tab pointed at the run on screen, at its last round."""
     if session.recorded_tree is None:
-        return gr.skip(), gr.skip(), gr.skip()
-    fig, status = replay(session, total)
-    return slider_update(total), fig, status
+        return {}
+    total = replay_rounds(session.events)
+    fig, status = replay_frame(session, total)
+    return {"replay_slider": slider_update(total), "replay_plot": fig, "replay_status": status}
+
+
+def sync_replay(session: Session) -> dict[str, Any]:
+    """After a run (finished, stopped or failed): replay tab on the new run; Stop greyed out."""
+    return {**replay_view(session), "stop_btn": gr.update(interactive=False)}

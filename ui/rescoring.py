@@ -8,20 +8,22 @@ re-score, an empty prompt or a scorer failure give one clear line and change not
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 import gradio as gr
 
 from mcts.search.loop import one_line
-from mcts.search.rescore import rescore_tree
+from mcts.search.rescore import RankChange, rescore_tree
 from mcts.search.rules import best_branch
 from mcts.search.trace import trace_from_tree
 from mcts.search.voting import best_terminal_by_ig, best_terminal_by_value, decide
-from ui.handlers import get_scorer, parse_rules
+from ui.forms import parse_rules
 from ui.render import figure, main_view, table_frame
 from ui.session import Session
 from ui.traces import write_trace
+from ui.worlds import get_scorer
 from viz import rank_changes_markdown
 from viz.panels import action_text
 
@@ -29,22 +31,15 @@ log = logging.getLogger(__name__)
 REWARD_TABLE_HEADERS = ["id", "action", "r before", "r after", "Δr"]
 
 
-def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: str) -> tuple[Any, ...]:
-    """Re-score the tree on screen with the chosen rules and prompt.
-
-    Outputs: lab status, rank changes, reward table, lab figure, then the main view.
-    """
+def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: str) -> dict[str, Any]:
+    """Re-score the tree on screen with the chosen rules and prompt: the lab's panels,
+    then the Search tab redrawn with the new rewards (flipped siblings marked)."""
     tree = session.tree
-    skip = gr.skip()
-    nothing = (skip,) * 10
-    if tree is None or len(tree) < 2:
-        msg = "Nothing to re-score yet: run a search or load a trace first."
-        gr.Warning(msg)
-        return (f"**Problem:** {msg}", skip, skip, skip, *nothing)
     prompt = (ig_prompt or "").strip()
+    if tree is None or len(tree) < 2:
+        return _problem("Nothing to re-score yet: run a search or load a trace first.")
     if not prompt:
-        gr.Warning("The IG prompt is empty.")
-        return ("**Problem:** The IG prompt is empty.", skip, skip, skip, *nothing)
+        return _problem("The IG prompt is empty.")
     try:
         scorer, scorer_name = get_scorer(scorer_model)
         new_rules = parse_rules(rules)
@@ -53,8 +48,7 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
         )
     except Exception as exc:
         log.exception("re-score failed")
-        gr.Warning(one_line(exc))
-        return (f"**Problem:** Re-score failed: {one_line(exc)}", skip, skip, skip, *nothing)
+        return _problem(f"Re-score failed: {one_line(exc)}")
     rows = []
     for old, new in zip(tree.nodes[1:], new_tree.nodes[1:], strict=True):
         a, b = old.reward, new.reward
@@ -63,6 +57,7 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
     rows.sort(key=lambda r: -abs(r[4] or 0.0))
     moved = sum(1 for r in rows if r[4] is not None and abs(r[4]) > 1e-6)
     session.tree, session.rules, session.ig_prompt = new_tree, new_rules, prompt
+    session.flipped = flipped_nodes(changes)
     session.best_node = best_branch(new_tree)
     if session.result is not None:  # new values can move the vote's tie-breaks and the best branches
         answer, sparql, node_ids, votes = decide(new_tree, session.settings.vote_mode)
@@ -74,15 +69,29 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
     labels = ", ".join(sorted(r.value for r in new_rules)) or "none"
     status = (
         f"**Re-scored** {len(rows)} nodes with {scorer_name}, rules: {labels}. "
-        f"{moved} rewards changed; {len(changes)} sibling groups reordered."
+        f"{moved} rewards changed; {len(changes)} sibling groups reordered "
+        f"({len(session.flipped)} nodes changed rank, ringed in the trees)."
     )
-    return (
-        status,
-        rank_changes_markdown(changes),
-        table_frame(rows, REWARD_TABLE_HEADERS),
-        figure(session, height=520),
-        *main_view(session, status),
-    )
+    return {
+        "lab_status": status,
+        "rank_changes": rank_changes_markdown(changes),
+        "reward_table": table_frame(rows, REWARD_TABLE_HEADERS),
+        "lab_plot": figure(session, height=520),
+        **main_view(session, status),
+    }
+
+
+def flipped_nodes(changes: Iterable[RankChange]) -> frozenset[int]:
+    """The children whose place among their siblings (by reward) moved."""
+    out: set[int] = set()
+    for change in changes:
+        out.update(c for i, c in enumerate(change.after) if change.before.index(c) != i)
+    return frozenset(out)
+
+
+def _problem(message: str) -> dict[str, Any]:
+    gr.Warning(message)
+    return {"lab_status": f"**Problem:** {message}"}
 
 
 def _r(value: float | None) -> float | None:

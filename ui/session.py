@@ -34,6 +34,7 @@ class Session:
     trace_path: str | None = None  # the downloadable trace of the run on screen
     recorded_tree: Tree | None = None  # the tree as recorded (replay draws from it)
     started_at: float = 0.0
+    flipped: frozenset[int] = frozenset()  # nodes whose rank among siblings a re-score changed
 
     def reset(self) -> None:
         """Back to an empty view, in place (the gr.State keeps holding this object)."""

@@ -78,6 +78,14 @@ CSS = """
 #node-detail pre { max-height: 220px; overflow: auto; }
 #node-detail pre, #node-detail pre code, #answer pre, #answer pre code {
   white-space: pre-wrap !important; word-break: break-word; }
+#machine-note { font-size: 0.85rem; }
+/* Tables: headers on one line (no "vo/te/s"), numbers never split a character per line. */
+#vote-table th, #vote-table th *, #node-table th, #node-table th * {
+  white-space: nowrap !important; word-break: keep-all !important; overflow-wrap: normal !important; }
+#node-table td, #vote-table td { font-size: 0.82rem; }
+#node-table td *, #vote-table td * { word-break: normal !important; overflow-wrap: anywhere; }
+#node-detail table { display: block; overflow-x: auto; max-width: 100%; }
+#node-detail td, #node-detail th { white-space: nowrap; padding: 2px 8px; }
 footer { display: none !important; }
 """
 

@@ -18,9 +18,10 @@ import gradio as gr
 from mcts.search.cleaning import CleaningRule
 from mcts.search.loop import one_line
 from mcts.search.trace import Trace, TraceError, load_trace, save_trace
-from ui.config import bundled_trace_path
+from ui.config import POLICY_KINDS, bundled_trace_path
+from ui.forms import form_values
 from ui.render import main_view
-from ui.replay import replay, slider_update
+from ui.replay import replay_view
 from ui.session import Session
 from viz.replay import replay_rounds
 
@@ -40,53 +41,61 @@ def write_trace(trace: Trace, label: str) -> str | None:
         return None
 
 
-def load(session: Session, file: Any) -> tuple[Any, ...]:
-    """Load an uploaded trace. Outputs: the main view, then slider, replay figure,
-    replay status, rule checkboxes, IG prompt."""
-    skip = gr.skip()
+def open_trace(session: Session, trace: Trace, path: str | None) -> None:
+    """Put a recorded run on screen: its tree, settings, rules, events and result."""
+    session.reset()
+    session.tree, session.recorded_tree = trace.to_tree(), trace.to_tree()
+    session.settings, session.meta, session.ig_prompt = trace.settings, trace.meta, trace.ig_prompt
+    session.rules = frozenset(CleaningRule(r) for r in trace.cleaning_rules)
+    session.result, session.trace_path = trace.result, path
+    session.absorb(trace.events)
+
+
+def form_of(trace: Trace) -> dict[str, Any]:
+    """The Search tab's form as the trace ran: question, KB, method and settings, lab rules and prompt."""
+    update: dict[str, Any] = {
+        "question": trace.question,
+        **form_values(trace.settings),
+        "rules": sorted(trace.cleaning_rules),
+        "ig_prompt": trace.ig_prompt,
+    }
+    if trace.meta.kb_spec:
+        update["kb_spec"] = trace.meta.kb_spec
+    if trace.meta.policy_kind in POLICY_KINDS:
+        update["policy_kind"] = trace.meta.policy_kind
+    return update
+
+
+def load(session: Session, file: Any) -> dict[str, Any]:
+    """Load an uploaded trace: the Search tab shows it, the replay tab replays it, and the
+    form holds the question and settings it ran with (so Run repeats it)."""
     path = getattr(file, "name", file)
     if not path:
-        return (*main_view(session, "Choose a trace file (.json) to load."), skip, skip, skip, skip, skip)
+        return {"status": "Choose a trace file (.json) to load."}
     try:
         trace = load_trace(path)
-        tree = trace.to_tree()
-        rules = frozenset(CleaningRule(r) for r in trace.cleaning_rules)
+        for rule in trace.cleaning_rules:
+            CleaningRule(rule)  # an unknown rule name is a broken trace, said here
     except (TraceError, ValueError, OSError) as exc:
-        msg = f"Could not load the trace: {one_line(exc)}"
-        gr.Warning(msg)
-        return (f"**Problem:** {msg}",) + (skip,) * 9 + (skip, skip, f"**Problem:** {msg}", skip, skip)
-    session.reset()
-    session.tree, session.recorded_tree = tree, trace.to_tree()
-    session.settings, session.meta, session.rules, session.ig_prompt = (
-        trace.settings,
-        trace.meta,
-        rules,
-        trace.ig_prompt,
-    )
-    session.result, session.trace_path = trace.result, str(path)
-    session.events = []
-    session.absorb(trace.events)
+        return _problem(f"Could not load the trace: {one_line(exc)}")
+    open_trace(session, trace, str(path))
     total = replay_rounds(session.events)
     status = (
-        f"**Loaded a trace:** {trace.settings.method.value}, {len(tree)} nodes, {total} rounds"
+        f"**Loaded a trace:** {trace.settings.method.value}, {len(session.tree or ())} nodes, {total} rounds"
         f" ({trace.meta.policy_model or 'unknown policy'} / {trace.meta.scorer_model or 'unknown scorer'})."
+        " The form above now holds its question and settings."
     )
-    rep_fig, rep_status = replay(session, total)
-    return (
-        *main_view(session, status),
-        slider_update(total),
-        rep_fig,
-        rep_status,
-        sorted(r.value for r in rules),
-        trace.ig_prompt,
-    )
+    return {**main_view(session, status), **replay_view(session), **form_of(trace)}
 
 
-def load_bundled(session: Session, name: str) -> tuple[Any, ...]:
+def load_bundled(session: Session, name: str) -> dict[str, Any]:
     """Load one of the traces shipped in examples/traces/ (same outputs as `load`)."""
     path = bundled_trace_path(name)
     if path is None:
-        skip = gr.skip()
-        msg = f"No bundled trace named {name!r}."
-        return (f"**Problem:** {msg}",) + (skip,) * 9 + (skip, skip, f"**Problem:** {msg}", skip, skip)
+        return _problem(f"No bundled trace named {name!r}.")
     return load(session, str(path))
+
+
+def _problem(message: str) -> dict[str, Any]:
+    gr.Warning(message)
+    return {"status": f"**Problem:** {message}", "replay_status": f"**Problem:** {message}"}

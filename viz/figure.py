@@ -2,8 +2,9 @@
 
 A pure function of `mcts.search.tree.Tree`, an optional layout and highlight sets:
 edges, one marker trace per node kind (so the legend explains the shapes), node
-colour = IG reward on a diverging scale centred at the neutral reward alpha/2
-(ratio 1), marker size growing with visits, the best path and the last round's
+colour = IG reward on a diverging scale spanning this tree's rewards, white at the
+neutral reward alpha/2 (ratio 1), labels thinned per level so none overlap, marker
+size growing with visits, nodes a re-score moved ringed, the best path and the last round's
 selected path drawn over the edges, and a hover card per node. Every node point
 carries its node id as `customdata` so a click can open the inspector.
 
@@ -14,7 +15,7 @@ milliseconds. Knows nothing of models, Gradio or the search loop.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,16 +23,8 @@ from mcts.search.rules import best_branch_path
 from mcts.search.tree import ROOT_ID, Node, Tree
 from viz.layout import DEFAULT_MAX_CHILDREN, TreeLayout, layout_tree
 
-LABEL_THRESHOLD = 40  # text labels only while at most this many nodes are visible
-# Diverging scale: red = the history made the question less likely (r < alpha/2),
-# blue = more likely. Colour-blind safe (ColorBrewer RdBu).
-REWARD_SCALE = [
-    [0.0, "#b2182b"],
-    [0.25, "#ef8a62"],
-    [0.5, "#f7f7f7"],
-    [0.75, "#67a9cf"],
-    [1.0, "#2166ac"],
-]
+LABEL_THRESHOLD = 40  # every node labelled up to this many; beyond, labels thinned per level
+LABEL_PX = 62.0  # room one label ("12 Patterns", 10 px font) needs side by side
 TOOL_ABBR = {
     "SearchNodes": "Nodes",
     "SearchGraphPatterns": "Patterns",
@@ -168,19 +161,23 @@ def build_figure(
     best_path: Sequence[int] | None = None,
     selected_path: Sequence[int] = (),
     inspected: int | None = None,
+    flipped: Collection[int] = (),
     c: float = 1.0,
     alpha: float = 2.0,
     max_children: int = DEFAULT_MAX_CHILDREN,
     label_threshold: int = LABEL_THRESHOLD,
     title: str | None = None,
     height: int | None = None,
-    best_label: str = "best path",
+    best_label: str = "best branch (W/N)",  # the one name of `rules.best_branch` on every screen
 ) -> Any:
     """A `plotly.graph_objects.Figure` of the tree.
 
     best_path: ids root..node drawn in gold (default: the best branch, `rules.best_branch`).
     selected_path: the last round's selection path, drawn dashed.
     inspected: a node ringed as "currently inspected".
+    flipped: nodes whose rank among their siblings a re-score changed (ringed in orange).
+    label_threshold: every node is labelled up to this many visible nodes; beyond, each
+        level keeps only the labels that fit side by side (`thin_labels`).
     """
     import plotly.graph_objects as go
 
@@ -209,7 +206,9 @@ def build_figure(
         sx, sy = _path_xy(selected_path, layout)
         data.append(_line_trace(sx, sy, "selected last round", "#7b3294", 2.5, dash="dash"))
 
-    show_labels = len(pos) <= label_threshold
+    labelled = (
+        set(pos) if len(pos) <= label_threshold else thin_labels(layout, priority=[*best, *selected_path])
+    )
     scale = marker_scale(layout.width)
     groups: dict[str, list[Node]] = {}
     for node_id in sorted(pos):
@@ -218,7 +217,7 @@ def build_figure(
     for kind in KINDS:
         nodes = groups.get(kind.key)
         if nodes:
-            data.append(_node_trace(tree, kind, nodes, pos, c, show_labels, scale))
+            data.append(_node_trace(tree, kind, nodes, pos, c, labelled, scale))
             if kind.coloured:
                 data.append(_legend_entry(kind))
 
@@ -242,6 +241,24 @@ def build_figure(
                 "marker": {"symbol": "circle-open-dot", "size": max(14 * scale, 6), "color": "#6c757d"},
             }
         )
+    ringed = [n for n in sorted(flipped) if n in pos]
+    if ringed:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "rank flipped by re-score",
+                "x": [pos[n][0] for n in ringed],
+                "y": [-pos[n][1] for n in ringed],
+                "hoverinfo": "skip",
+                "marker": {
+                    "symbol": "circle-open",
+                    "size": 26 * max(scale, 0.6),
+                    "color": "#e8590c",
+                    "line": {"width": 2.5},
+                },
+            }
+        )
     if inspected is not None and inspected in pos:
         x, d = pos[inspected]
         data.append(
@@ -256,7 +273,8 @@ def build_figure(
             }
         )
 
-    fig_layout = _figure_layout(layout, alpha, title, height)
+    rewards = [tree[n].reward for n in pos if tree[n].reward is not None]
+    fig_layout = _figure_layout(layout, alpha, title, height, rewards)
     return go.Figure({"data": data, "layout": fig_layout}, _validate=False)
 
 
@@ -288,7 +306,7 @@ def _node_trace(
     nodes: list[Node],
     pos: dict[int, tuple[float, int]],
     c: float,
-    show_labels: bool,
+    labelled: Collection[int],
     scale: float,
 ) -> dict[str, Any]:
     marker: dict[str, Any] = {
@@ -309,7 +327,7 @@ def _node_trace(
         marker["color"] = "#adb5bd" if kind.key == "pending" else "#495057"
     trace: dict[str, Any] = {
         "type": "scatter",
-        "mode": "markers+text" if show_labels else "markers",
+        "mode": "markers+text" if labelled else "markers",
         "name": kind.label,
         "x": [pos[n.id][0] for n in nodes],
         "y": [-pos[n.id][1] for n in nodes],
@@ -320,8 +338,8 @@ def _node_trace(
         "hoverlabel": {"align": "left"},
         **legend,
     }
-    if show_labels:
-        trace["text"] = [f"{n.id} {tool_label(n)}" for n in nodes]
+    if labelled:
+        trace["text"] = [f"{n.id} {tool_label(n)}" if n.id in labelled else "" for n in nodes]
         trace["textposition"] = "bottom center"
         trace["textfont"] = {"size": 10, "color": "#343a40"}
     return trace
@@ -346,7 +364,78 @@ def _legend_entry(kind: NodeKind) -> dict[str, Any]:
     }
 
 
-def _figure_layout(layout: TreeLayout, alpha: float, title: str | None, height: int | None) -> dict[str, Any]:
+def thin_labels(
+    layout: TreeLayout, priority: Sequence[int] = (), width_px: float = PLOT_WIDTH_PX
+) -> set[int]:
+    """The nodes to label so that no two labels on one level overlap.
+
+    Per level, left to right, a label is kept when it is at least `LABEL_PX` from every
+    label already kept on that level; the priority nodes (the best and the selected
+    path) are placed first, so the branch the eye follows keeps its names.
+    """
+    unit_px = width_px / max(layout.width + 1.6, 1.0)
+    gap = LABEL_PX / unit_px  # in x units
+    by_level: dict[int, list[int]] = {}
+    for node_id, (_x, depth) in layout.positions.items():
+        by_level.setdefault(depth, []).append(node_id)
+    first = [n for n in dict.fromkeys(priority) if n in layout.positions]
+    kept: set[int] = set()
+    for level in by_level.values():
+        placed: list[float] = []
+        rest = sorted(level, key=lambda n: layout.positions[n][0])
+        for node_id in [*[n for n in first if n in level], *rest]:
+            x = layout.positions[node_id][0]
+            if node_id not in kept and all(abs(x - other) >= gap for other in placed):
+                kept.add(node_id)
+                placed.append(x)
+    return kept
+
+
+def reward_axis(rewards: Sequence[float], alpha: float) -> dict[str, Any]:
+    """A colour axis spanning this tree's rewards, white at the neutral reward alpha/2.
+
+    With a small model the rewards bunch near neutral (1.0-1.6 of 0-2), which a fixed
+    0..alpha scale paints pale blue; spanning the observed range shows the spread. The
+    neutral value always stays on the bar, marked, so red still means "less likely".
+    """
+    neutral = alpha / 2
+    lo = min([*rewards, neutral])
+    hi = max([*rewards, neutral])
+    if hi - lo < 1e-6:
+        lo, hi = neutral - max(alpha, 1.0) / 20, neutral + max(alpha, 1.0) / 20
+    mid = (neutral - lo) / (hi - lo)
+    # Each side keeps its full hue range however far the observed rewards reach.
+    scale = [
+        [0.0, "#b2182b"],
+        [mid * 0.5, "#ef8a62"],
+        [mid, "#f7f7f7"],
+        [mid + (1 - mid) * 0.5, "#67a9cf"],
+        [1.0, "#2166ac"],
+    ]
+    if mid <= 0.0:
+        scale = [[0.0, "#f7f7f7"], [0.5, "#67a9cf"], [1.0, "#2166ac"]]
+    elif mid >= 1.0:
+        scale = [[0.0, "#b2182b"], [0.5, "#ef8a62"], [1.0, "#f7f7f7"]]
+    ticks = [lo] if abs(lo - neutral) > 1e-6 else []
+    ticks += [neutral] + ([hi] if abs(hi - neutral) > 1e-6 else [])
+    text = [f"{t:.2f} (neutral)" if t == neutral else f"{t:.2f}" for t in ticks]
+    return {
+        "colorscale": scale,
+        "cmin": lo,
+        "cmax": hi,
+        "colorbar": {
+            "title": {"text": "IG reward r<br>(red: Q less likely)", "side": "right"},
+            "thickness": 14,
+            "len": 0.8,
+            "tickvals": ticks,
+            "ticktext": text,
+        },
+    }
+
+
+def _figure_layout(
+    layout: TreeLayout, alpha: float, title: str | None, height: int | None, rewards: Sequence[float] = ()
+) -> dict[str, Any]:
     depth = layout.depth
     return {
         "title": {"text": title or "", "x": 0.01, "font": {"size": 15}},
@@ -375,16 +464,5 @@ def _figure_layout(layout: TreeLayout, alpha: float, title: str | None, height: 
             "zeroline": False,
             "gridcolor": "#eef0f2",
         },
-        "coloraxis": {
-            "colorscale": REWARD_SCALE,
-            "cmin": 0.0,
-            "cmax": alpha,
-            "colorbar": {
-                "title": {"text": "IG reward r", "side": "right"},
-                "thickness": 14,
-                "len": 0.8,
-                "tickvals": [0, alpha / 2, alpha],
-                "ticktext": ["0 (Q less likely)", f"{alpha / 2:g} (neutral)", f"{alpha:g} (Q more likely)"],
-            },
-        },
+        "coloraxis": reward_axis(rewards, alpha),
     }

@@ -146,7 +146,7 @@ def uct_rank(tree: Tree, node_id: int, c: float) -> tuple[int, int]:
 
 
 def node_detail_markdown(
-    tree: Tree, node_id: int, *, c: float, alpha: float = 2.0, beta: float = 10.0
+    tree: Tree, node_id: int, *, c: float, alpha: float = 2.0, beta: float = 10.0, c_puct: float | None = None
 ) -> str:
     """The full step and every number of one node, as Markdown."""
     node = tree[node_id]
@@ -179,14 +179,23 @@ def node_detail_markdown(
         else None
     )
     rank, n_sib = uct_rank(tree, node_id, c)
-    uct = tree.uct(node_id, c)
-    lines += [
-        "| PPL(H') | PPL(H', Q) | ratio | r | decay | N | W/N | UCT | UCT rank |",
-        "|---|---|---|---|---|---|---|---|---|",
-        f"| {_f(node.ppl_history, 2)} | {_f(node.ppl_with_question, 2)} | {_f(ratio)} | {_f(node.reward)} "
-        f"| {_f(node.decay, 2)} | {node.visits} | {_f(node.mean_value)} | {_f(uct)} | {rank} of {n_sib} |",
-        "",
+    cells = [
+        ("PPL(H')", _f(node.ppl_history, 2)),
+        ("PPL(H', Q)", _f(node.ppl_with_question, 2)),
+        ("ratio", _f(ratio)),
+        ("r", _f(node.reward)),
+        ("decay", _f(node.decay, 2)),
+        ("N", str(node.visits)),
+        ("W/N", _f(node.mean_value)),
+        ("UCT", _f(tree.uct(node_id, c))),
+        ("UCT rank", f"{rank} of {n_sib}"),
     ]
+    prior = getattr(node, "prior", None)
+    if prior is not None:  # PUCT: the policy's prior and the exploration term it gives
+        cells.append(("prior P", _f(prior)))
+        if c_puct is not None and hasattr(tree, "prior_term"):
+            cells.append((f"prior term (c_puct {c_puct:g})", _f(tree.prior_term(node_id, c_puct))))
+    lines += [_pairs_table(cells), ""]
     if ratio is not None and node.reward is not None:
         lines.append(
             f"r = α·σ(β·log ratio) = {alpha:g}·σ({beta:g}·log {ratio:.3f}) = {node.reward:.3f}; "
@@ -202,6 +211,17 @@ def node_detail_markdown(
         sim = "\n".join(f"{i + 1}. `{action_text_of(s)}`" for i, s in enumerate(node.simulation))
         lines += ["", "**Simulated continuation (classic MCTS)**", "", sim]
     return "\n".join(lines)
+
+
+def _pairs_table(cells: Sequence[tuple[str, str]], per_row: int = 3) -> str:
+    """Name/value pairs, three to a row: six narrow columns stay readable down to ~360 px,
+    where one row of nine numbers wrapped a character per line."""
+    head = "| " + " | ".join(["quantity", "value"] * per_row) + " |"
+    rows = [head, "|" + "---|---|" * per_row]
+    for i in range(0, len(cells), per_row):
+        chunk = list(cells[i : i + per_row]) + [("", "")] * (per_row - len(cells[i : i + per_row]))
+        rows.append("| " + " | ".join(f"{k} | **{v}**" if k else " | " for k, v in chunk) + " |")
+    return "\n".join(rows)
 
 
 def action_text_of(step: Any) -> str:

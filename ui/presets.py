@@ -1,0 +1,92 @@
+"""Settings presets as buttons, and the settings the app opens with on this machine.
+
+On a machine without a GPU the paper's budget (12 rounds, k = 5) takes minutes per
+question with the bundled model, so the form opens with the small preset and says so;
+the paper's settings stay one click away, each button showing its expected time on
+this kind of machine. The presets themselves are `mcts.search.presets`; the times
+below are measured (commands in README, "The app").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mcts.search.presets import PRESETS
+from mcts.search.settings import SearchSettings
+from ui.forms import form_values
+from ui.session import Session
+
+# Expected wall time of one demo question, bundled model warm, by preset and machine.
+# CPU: 2 cores. "paper" 4 min 12 s: issue 16's measurement ("Where was Barack Obama born?").
+EXPECTED_S: dict[tuple[str, str], float] = {
+    ("paper", "cpu"): 252.0,
+    ("small", "cpu"): 60.0,
+    ("paper", "gpu"): 30.0,
+    ("small", "gpu"): 10.0,
+}
+
+
+def presets() -> dict[str, SearchSettings]:
+    """name -> settings of `mcts.search.presets` (the one home of presets), small first."""
+    return {name: PRESETS[name].settings for name in ("small", "paper")}
+
+
+def has_gpu() -> bool:
+    """A CUDA device now, or a ZeroGPU Space (the GPU is attached per call there)."""
+    try:
+        import spaces  # type: ignore[import-not-found]  # noqa: F401
+
+        return True
+    except ImportError:
+        pass
+    try:
+        from mcts.agents.models import default_device
+
+        return default_device() == "cuda"
+    except Exception:  # no torch build for this machine: a CPU
+        return False
+
+
+def _duration(seconds: float) -> str:
+    return f"about {seconds:.0f} s" if seconds < 90 else f"about {seconds / 60:.0f} min"
+
+
+@dataclass(frozen=True)
+class MachineDefaults:
+    settings: SearchSettings  # what the form opens with
+    preset: str  # its preset's name
+    note: str  # one line under the Run button: which preset and why
+    buttons: dict[str, str]  # preset name -> button label with its expected time
+
+
+def machine_defaults(gpu: bool | None = None) -> MachineDefaults:
+    gpu = has_gpu() if gpu is None else gpu
+    kind = "gpu" if gpu else "cpu"
+    table = presets()
+    buttons = {
+        name: f"{PRESETS[name].label} · {_duration(EXPECTED_S.get((name, kind), 0.0))}" for name in table
+    }
+    if gpu:
+        note = "GPU found: the form holds the **paper's settings** (12 rounds, k = 5)."
+        return MachineDefaults(table["paper"], "paper", note, buttons)
+    small = table["small"]
+    note = (
+        f"**No GPU here:** the form holds the **small** preset ({PRESETS['small'].label}; "
+        f"{small.rounds} rounds, k = {small.k}), {_duration(EXPECTED_S[('small', 'cpu')])} a question on "
+        f"this CPU. The paper's settings take {_duration(EXPECTED_S[('paper', 'cpu')])}."
+    )
+    return MachineDefaults(small, "small", note, buttons)
+
+
+def preset_handler(name: str) -> Callable[[Session], dict[str, Any]]:
+    """A button's handler: fill the settings form with preset `name`."""
+
+    def apply(session: Session) -> dict[str, Any]:
+        preset = PRESETS[name]
+        note = f"Settings: **{preset.label}**. {preset.description}"
+        return {**form_values(preset.settings), "preset": name, "machine_note": note}
+
+    apply.__name__ = f"preset_{name}"
+    return apply
