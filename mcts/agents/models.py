@@ -160,28 +160,98 @@ def _resolve(name: str | None) -> tuple[str, str]:
     return name, name  # a hub id; the hub may be unreachable (then loading fails clearly)
 
 
+def model_source(name: str | None) -> str:
+    """Where a model's weights load from: the converted bundled folder, a folder or a hub id
+    (training loads a fresh, trainable copy from here)."""
+    key_id, source = _resolve(name)
+    return source or str(ensure_bundled_converted())
+
+
+# The trained policy adapter shipped for the bundled model: a relation retriever for the
+# guided policy (mcts.agents.relation_adapter), trained by `python -m mcts train-policy`.
+BUNDLED_POLICY_ADAPTER = Path(__file__).resolve().parents[2] / "models" / "relation_retriever"
+ADAPTER_OFF = frozenset({"none", "off", "base"})
+
+
+def resolve_policy_adapter(adapter: str | None, policy_model: str | None) -> str:
+    """The adapter folder a run uses, "" for none.
+
+    None / "default": the shipped adapter with the bundled model (none for other models);
+    "none" / "off" / "base": none; anything else: that folder (a relation retriever or a
+    PEFT LoRA adapter of the policy LM).
+    """
+    text = (adapter or "default").strip()
+    if text.lower() in ADAPTER_OFF:
+        return ""
+    if text.lower() == "default":
+        shipped = BUNDLED_POLICY_ADAPTER
+        return str(shipped) if is_bundled(policy_model) and shipped.is_dir() else ""
+    folder = Path(text).expanduser()
+    if not folder.is_dir():
+        raise ModelLoadError(f"policy adapter folder not found: {text}")
+    return str(folder.resolve())
+
+
+def describe_adapter(folder: str) -> str:
+    """How traces and the app name an adapter: "" for none, else its folder's name and kind."""
+    if not folder:
+        return ""
+    kind = "LoRA" if is_lora_adapter(folder) else "relation retriever"
+    return f"{Path(folder).name} ({kind})"
+
+
+def is_lora_adapter(folder: str | Path) -> bool:
+    return (Path(folder) / "adapter_config.json").is_file()
+
+
 def load_model(
-    name: str | None = None, *, device: str | None = None, dtype: str | None = None
+    name: str | None = None,
+    *,
+    device: str | None = None,
+    dtype: str | None = None,
+    adapter: str | None = None,
 ) -> LoadedModel:
     """Load (or fetch from the process cache) a causal LM and its tokenizer.
 
     name: None / "bundled" / "smollm2-135m" for the offline default, a local folder
     with a transformers model, or a Hugging Face id. device: "cpu", "cuda", "cuda:N"
     (default: CUDA when available). dtype: "float32" / "bfloat16" / "float16"
-    (default: fp32 on CPU, bf16 on GPU).
+    (default: fp32 on CPU, bf16 on GPU). adapter: a PEFT LoRA folder (`python -m mcts
+    train-policy --mode sft`), merged into a separate copy of the weights, so a frozen
+    scorer naming the same base model keeps the base weights.
     """
     key_id, source = _resolve(name)
     dev = device or default_device()
     dt = dtype or default_dtype(dev)
     if dt not in _DTYPES:
         raise ValueError(f"unknown dtype {dt!r}; expected one of {', '.join(_DTYPES)}")
-    key = (key_id, dev, dt)
+    if adapter and not is_lora_adapter(adapter):
+        raise ModelLoadError(f"not a PEFT LoRA adapter folder (no adapter_config.json): {adapter}")
+    key = (f"{key_id}+{Path(adapter).resolve()}" if adapter else key_id, dev, dt)
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
         loaded = _load(key_id, source, dev, dt)
+        if adapter:
+            loaded = _merge_lora(loaded, adapter, key[0])
         _CACHE[key] = loaded
         return loaded
+
+
+def _merge_lora(loaded: LoadedModel, adapter: str, key_id: str) -> LoadedModel:
+    """The LoRA adapter merged into the (freshly loaded, unshared) base weights."""
+    from dataclasses import replace
+
+    try:
+        from peft import PeftModel
+    except ImportError as exc:
+        raise ModelLoadError(
+            "a LoRA policy adapter needs peft (pip install -r requirements-dev.txt)"
+        ) from exc
+    merged = PeftModel.from_pretrained(loaded.model, adapter).merge_and_unload()
+    merged.eval()
+    merged.requires_grad_(False)
+    return replace(loaded, id=key_id, model=merged)
 
 
 def _load(key_id: str, source: str, device: str, dtype: DType) -> LoadedModel:

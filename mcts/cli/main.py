@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mcts.cli import eval_commands
 
     eval_commands.register(sub)
+    from mcts.cli import train_commands
+
+    train_commands.register(sub)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""What a run was made with, for traces and reports: KB spec, model ids, policy kind.
+"""What a run was made with, for traces and reports: KB spec, model ids, policy kind and adapter.
 
 Plain data only; `mcts.agents.world.build_world` fills it in. Knows nothing else.
 """
@@ -15,6 +15,9 @@ class RunMeta:
     policy_model: str = ""  # resolved model id or endpoint of the policy
     scorer_model: str = ""  # resolved model id of the IG scorer ("constant" for the ablation)
     policy_kind: str = ""  # "guided" or "react" (or a test double's name)
+    # The trained policy adapter the run used (a relation-retriever or LoRA folder, as
+    # `mcts.agents.models.describe_adapter` names it); "" = the base policy, no adapter.
+    policy_adapter: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
