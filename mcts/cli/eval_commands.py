@@ -42,6 +42,11 @@ def _world_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy-endpoint", default=None, help="OpenAI-compatible URL serving the policy (react)"
     )
+    parser.add_argument(
+        "--policy-adapter",
+        default=None,
+        help='trained policy adapter folder; default: the shipped one with the bundled model; "none": base policy',
+    )
     parser.add_argument("--limit", type=int, default=None, help="first N questions of the file")
     parser.add_argument(
         "--shard", default=None, help="i/n: this process takes every n-th question from i (0-based)"

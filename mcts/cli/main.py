@@ -57,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--policy-endpoint", default=None, help="OpenAI-compatible URL serving the policy (react)"
     )
     run.add_argument(
+        "--policy-adapter",
+        default=None,
+        help='trained policy adapter folder; default: the shipped one with the bundled model; "none": base policy',
+    )
+    run.add_argument(
         "--rules",
         default=None,
         help=f"cleaning rules switched on, comma separated (default: all: {','.join(sorted(r.value for r in CleaningRule))})",
@@ -134,6 +139,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             policy_model=args.policy_model,
             scorer_model=args.scorer_model,
             policy_endpoint=args.policy_endpoint,
+            policy_adapter=args.policy_adapter,
             method=settings.method,
             constant_reward=settings.constant_reward,
         )
