@@ -13,7 +13,7 @@ Paths (any method; the query string is ignored):
 - `/secret-400` and `/secret-500`: an error whose body holds a secret line;
 - `/ok`: a correct SPARQL JSON ASK result;
 - `/v1/...`: an OpenAI-compatible stub (`/v1/models`, `/v1/chat/completions`) answering
-  `Done()`.
+  `Done()`; `/deep/v1/...` answers 100k-deep JSON instead.
 
 Every request's path and `Authorization` header are recorded in `server.requests`.
 Runs in a daemon thread; one thread per connection, so a trickle never blocks the rest.
@@ -89,7 +89,7 @@ def _handler(server: HostileServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Location", "/ok")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
-            elif path == "/deep-json":
+            elif path == "/deep-json" or path.startswith("/deep/"):
                 self._body(200, b"[" * 100_000 + b"]" * 100_000)
             elif path == "/not-sparql":
                 self._body(200, b'{"head": 1, "results": [2]}')

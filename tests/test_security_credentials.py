@@ -69,3 +69,10 @@ def test_public_mode_refuses_any_policy_endpoint_but_the_operators(server: Hosti
             public=True,
         )
     assert server.requests == []
+
+
+def test_a_deeply_nested_reply_from_the_policy_endpoint_is_one_error_candidate(server: HostileServer) -> None:
+    policy = ReActPolicy(endpoint=server.url("/deep/v1"), endpoint_model="stub")
+    candidates = policy.propose("Who?", [], 1, rng=random.Random(0), greedy=True)
+    assert len(candidates) == 1 and candidates[0].action is None
+    assert "failed" in (candidates[0].parse_error or "")

@@ -229,7 +229,9 @@ class ReActPolicy:
                 stop=[STOP_TEXT],
                 seed=seed,
             )
-        except (openai.APIError, ValueError) as exc:  # APIConnectionError/APITimeoutError included
+        # APIConnectionError/APITimeoutError included; RecursionError: a reply of deeply
+        # nested JSON from a hostile server.
+        except (openai.APIError, ValueError, RecursionError) as exc:
             line = " ".join(str(exc).split()) or type(exc).__name__
             return _error_candidate(f"policy endpoint {self.endpoint} failed: {line}")
         if reply.usage is not None:
