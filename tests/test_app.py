@@ -2,7 +2,8 @@
 
 The app runs the real bundled model on the demo KB, kept small (2 rounds, k = 2) so
 the module stays within minutes on a CPU. One streamed run is shared by the tests
-that only read it (its trace, re-scoring); Stop and bad input use their own sessions.
+that only read it (its trace, re-scoring, the cached replay); Stop and bad input use
+their own sessions. Outputs are read by component name (the wiring's own lists).
 """
 
 from __future__ import annotations
@@ -15,28 +16,43 @@ from pathlib import Path
 import pytest
 
 from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
+from ui.forms import SETTINGS_FIELDS
+from ui.render import MAIN_OUTPUTS
 
 gradio_client = pytest.importorskip("gradio_client")
 
 pytestmark = pytest.mark.slow
 
-QUESTION = "Who directed Inception?"
+QUESTION = "Who directed Inception?"  # an example question: it has a gold answer
 RULES = sorted(r.value for r in DEFAULT_RULES)
 PROMPT = "Based on this interaction history, the original question is:"
+RUN_OUTPUTS = (*MAIN_OUTPUTS, "stop_btn", "examples_box")  # app.py's `main`
+LOAD_OUTPUTS = (
+    *MAIN_OUTPUTS, "replay_slider", "replay_plot", "replay_status", "question", "kb_spec", "method",
+    *SETTINGS_FIELDS, "preset", "policy_kind", "rules", "ig_prompt",
+)  # fmt: skip
 
 
 def run_args(question: str = QUESTION, kb: str = "demo", rounds: int = 2, k: int = 2) -> dict:
     return {
         "question": question, "kb_spec": kb, "method": "fast", "rounds": rounds, "k": k, "c": 1.0, "alpha": 2.0,
         "beta": 10.0, "expected_depth": 7, "max_depth": 10, "early_stop": 5, "seed": 0, "policy_kind": "guided",
-        "policy_model": "", "scorer_model": "", "policy_endpoint": "", "rules": RULES, "ig_prompt": PROMPT,
+        "policy_model": "", "scorer_model": "", "policy_endpoint": "", "preset": "", "rules": RULES,
+        "ig_prompt": PROMPT,
     }  # fmt: skip
 
 
+def named(output: tuple, names: tuple[str, ...]) -> dict:
+    assert len(output) == len(names)
+    return dict(zip(names, output, strict=True))
+
+
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     import app
 
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MCTS_KBQA_CACHE", str(tmp_path_factory.mktemp("run-cache")))  # a fresh, private cache
     demo = app.build_app()
     demo.launch(
         prevent_thread_lock=True, server_port=None, server_name="127.0.0.1", quiet=True, **app.launch_kwargs()
@@ -45,6 +61,7 @@ def server():
         yield demo.local_url
     finally:
         demo.close()
+        mp.undo()
 
 
 def client(url: str):
@@ -57,43 +74,52 @@ def table_rows(df: dict) -> list[list]:
     return df["data"]
 
 
+def finish(job, minutes: int = 15) -> list[dict]:
+    deadline = time.time() + 60 * minutes
+    while not job.done():
+        assert time.time() < deadline, f"the run did not finish in {minutes} minutes"
+        time.sleep(0.5)
+    return [named(o, RUN_OUTPUTS) for o in job.outputs()]
+
+
 @pytest.fixture(scope="module")
 def finished_run(server):
-    """One small real run: (client holding the session, every streamed update)."""
+    """One small real run: (client holding the session, every streamed update by name)."""
     c = client(server)
-    job = c.submit(**run_args(), api_name="/run")
-    deadline = time.time() + 900
-    while not job.done():
-        assert time.time() < deadline, "the run did not finish in 15 minutes"
-        time.sleep(0.5)
-    return c, job.outputs()
+    return c, finish(c.submit(**run_args(), api_name="/run"))
+
+
+def tables(outputs: list[dict]) -> list[dict]:
+    return [o["table"] for o in outputs if isinstance(o["table"], dict) and o["table"].get("data")]
 
 
 def test_a_streamed_run_yields_several_updates_and_ends_with_an_answer_panel(finished_run) -> None:
     _, outputs = finished_run
     assert len(outputs) >= 3, "expected several streamed updates"
-    statuses = [o[0] for o in outputs]
-    assert any("Running" in s for s in statuses)
+    statuses = [o["status"] for o in outputs]
+    assert any(re.search(r"Running\*\* · round \d+ of 2 · \d+ nodes · elapsed", s or "") for s in statuses)
     last = outputs[-1]
-    assert last[0].startswith("**Finished: ")
-    node_counts = [len(table_rows(o[2])) for o in outputs if isinstance(o[2], dict) and o[2].get("data")]
+    assert last["status"].startswith("**Finished: ")
+    node_counts = [len(table_rows(t)) for t in tables(outputs)]
     assert node_counts == sorted(node_counts) and node_counts[-1] >= 3, "the tree grows while streaming"
-    assert last[4].startswith("### Answer:") and "Stopped:" in last[4]
-    assert "policy generation calls" in last[6]
-    assert last[7] and Path(last[7]).exists(), "the trace is downloadable"
-    figure = json.loads(last[1]["plot"])
+    assert last["answer"].startswith("### Answer:") and "Stopped:" in last["answer"]
+    assert "**Gold answer** (example file): Christopher Nolan" in last["answer"]
+    assert re.search(r"F1 \d\.\d\d", last["answer"]), "the run is scored against the gold answer"
+    assert "policy generation calls" in last["cost"]
+    assert last["trace_file"] and Path(last["trace_file"]).exists(), "the trace is downloadable"
+    figure = json.loads(last["plot"]["plot"])
     ids = sorted(
         i
         for t in figure["data"]
-        if t.get("customdata") and t["name"] != "collapsed children"
+        if t.get("customdata") and t["name"] not in ("collapsed children",)
         for i in t["customdata"]
     )
-    assert ids == list(range(len(table_rows(last[2]))))
+    assert ids == list(range(len(table_rows(last["table"]))))
 
 
 def test_every_node_can_be_inspected_by_id(finished_run) -> None:
     c, outputs = finished_run
-    n = len(table_rows(outputs[-1][2]))
+    n = len(table_rows(outputs[-1]["table"]))
     for node_id in range(n):
         detail, history, _plot, _dd = c.predict(node_id, api_name="/inspect")
         assert detail.startswith(f"### Node {node_id}")
@@ -102,22 +128,40 @@ def test_every_node_can_be_inspected_by_id(finished_run) -> None:
             assert "Raw history H" in history and "Cleaned history H'" in history
 
 
-def test_a_downloaded_trace_reuploads_to_the_same_tree(server, finished_run) -> None:
+def test_the_same_example_run_again_replays_from_the_cache_round_by_round(server, finished_run) -> None:
+    _, first = finished_run
+    c = client(server)  # another visitor, same question and settings
+    outputs = finish(c.submit(**run_args(), api_name="/run"), minutes=2)
+    replaying = [o["status"] for o in outputs if (o["status"] or "").startswith("**Replaying a cached run**")]
+    assert len(replaying) >= 2, "the cached run is animated round by round"
+    last = outputs[-1]
+    assert last["status"].startswith("**Finished (cached run"), last["status"]
+    assert table_rows(last["table"]) == table_rows(first[-1]["table"])
+    assert last["answer"] == first[-1]["answer"]
+
+
+def test_a_downloaded_trace_reuploads_to_the_same_tree_and_fills_the_form(server, finished_run) -> None:
     _, outputs = finished_run
-    trace_path = outputs[-1][7]
+    trace_path = outputs[-1]["trace_file"]
     fresh = client(server)  # another session: nothing on screen until the trace loads
-    out = fresh.predict(gradio_client.handle_file(trace_path), api_name="/load_trace")
-    assert out[0].startswith("**Loaded a trace:")
-    assert table_rows(out[2]) == table_rows(outputs[-1][2])
-    assert out[4] == outputs[-1][4], "same answer panel"
-    slider, _fig, replay_status = out[10], out[11], out[12]
-    assert slider.get("value", 0) >= 1 and "Round" in replay_status
+    out = named(fresh.predict(gradio_client.handle_file(trace_path), api_name="/load_trace"), LOAD_OUTPUTS)
+    assert out["status"].startswith("**Loaded a trace:")
+    assert table_rows(out["table"]) == table_rows(outputs[-1]["table"])
+    assert out["answer"] == outputs[-1]["answer"], "same answer panel"
+    assert (out["question"], out["kb_spec"], out["method"], out["rounds"], out["k"]) == (
+        QUESTION,
+        "demo",
+        "fast",
+        2,
+        2,
+    )
+    assert out["replay_slider"] >= 1 and "Round" in out["replay_status"]
     _fig0, status0 = fresh.predict(0, api_name="/replay")
     assert status0.startswith("Round 0 of") and "1 nodes" in status0
 
 
 def test_rescore_with_a_rule_switched_off_changes_cleaned_history_and_rewards(finished_run) -> None:
-    c, outputs = finished_run
+    c, _outputs = finished_run
     rules = sorted(r.value for r in DEFAULT_RULES - {CleaningRule.DROP_THOUGHTS})
     out = c.predict(rules, PROMPT, "", api_name="/rescore")
     lab_status, _changes, reward_table = out[0], out[1], out[2]
@@ -130,19 +174,19 @@ def test_rescore_with_a_rule_switched_off_changes_cleaned_history_and_rewards(fi
     cleaned = history.split("Cleaned history H'")[1]
     assert "Thought:" in cleaned, "with the rule off the thought stays in H'"
     # And back: all rules on again restores the recorded rewards.
-    out = c.predict(RULES, PROMPT, "", api_name="/rescore")
+    c.predict(RULES, PROMPT, "", api_name="/rescore")
     _detail, history, *_ = c.predict(1, api_name="/inspect")
     assert "Thought:" not in history.split("Cleaned history H'")[1]
 
 
-def test_stop_cancels_a_running_search(server) -> None:
+def test_stop_cancels_a_fresh_run(server) -> None:
     c = client(server)
-    job = c.submit(**run_args(rounds=12, k=2), api_name="/run")
+    job = c.submit(**run_args(rounds=12, k=2), api_name="/fresh_run")
     deadline = time.time() + 600
 
     def nodes_shown() -> int:
-        tables = [o[2] for o in job.outputs() if isinstance(o[2], dict) and o[2].get("data")]
-        return len(tables[-1]["data"]) if tables else 0
+        shown = tables([named(o, RUN_OUTPUTS) for o in job.outputs()])
+        return len(shown[-1]["data"]) if shown else 0
 
     while nodes_shown() < 2:  # stop once the tree has grown, to see the partial tree kept
         assert time.time() < deadline and not job.done(), "the run never added a node"
@@ -152,12 +196,9 @@ def test_stop_cancels_a_running_search(server) -> None:
         "one session cannot stop another's run"
     )
     assert "Stopping" in c.predict(api_name="/stop")
-    while not job.done():
-        assert time.time() < deadline, "Stop did not end the run"
-        time.sleep(0.3)
-    last = job.outputs()[-1]
-    assert "cancelled" in last[0], last[0]
-    assert len(table_rows(last[2])) >= 2, "the partial tree is kept"
+    last = finish(job, minutes=10)[-1]
+    assert "cancelled" in last["status"], last["status"]
+    assert len(table_rows(last["table"])) >= 2, "the partial tree is kept"
     assert c.predict(api_name="/stop") == "Nothing is running."
 
 
@@ -173,8 +214,8 @@ def test_stop_cancels_a_running_search(server) -> None:
 def test_bad_run_input_gives_one_clear_line_and_the_app_keeps_serving(server, args, expected) -> None:
     c = client(server)
     kwargs = run_args(**{k: v for k, v in args.items() if k in ("question", "kb", "rounds")})
-    out = c.predict(**kwargs, api_name="/run")
-    assert out[0].startswith("**Problem:**") and expected in out[0], out[0]
+    status = named(c.predict(**kwargs, api_name="/run"), RUN_OUTPUTS)["status"]
+    assert status.startswith("**Problem:**") and expected in status, status
     assert c.predict(api_name="/stop") == "Nothing is running."  # still serving
 
 
@@ -190,20 +231,23 @@ def test_a_broken_trace_file_gives_a_clear_message(server, tmp_path) -> None:
     for text in ("{not json", json.dumps({"schema_version": 99, "question": "q"}), json.dumps([1, 2])):
         bad = tmp_path / "bad.json"
         bad.write_text(text)
-        out = c.predict(gradio_client.handle_file(str(bad)), api_name="/load_trace")
-        assert out[0].startswith("**Problem:** Could not load the trace:"), out[0]
-        assert "\n" not in out[0]
+        status = named(c.predict(gradio_client.handle_file(str(bad)), api_name="/load_trace"), LOAD_OUTPUTS)[
+            "status"
+        ]
+        assert status.startswith("**Problem:** Could not load the trace:"), status
+        assert "\n" not in status
     assert c.predict(api_name="/stop") == "Nothing is running."
 
 
-def test_two_methods_run_side_by_side(server) -> None:
+def test_two_methods_run_side_by_side_under_their_question_and_settings(server) -> None:
     c = client(server)
     args = run_args(rounds=1, k=2)
     for key in ("method", "rules", "ig_prompt"):
         args.pop(key)
     out = c.predict(**args, method_a="fast", method_b="single", api_name="/compare")
-    status, plot_a, cost_a, plot_b, cost_b = out
+    status, info, _stop, plot_a, cost_a, plot_b, cost_b = out
     assert status == "**Comparison finished.**"
+    assert QUESTION in info and "rounds 1 · k 2" in info
     assert cost_a.startswith("**fast**") and cost_b.startswith("**single**")
     assert "policy generation calls" in cost_a and "policy generation calls" in cost_b
     assert json.loads(plot_a["plot"])["data"] and json.loads(plot_b["plot"])["data"]
