@@ -116,3 +116,25 @@ def test_answer_votes_and_cost_render_a_result() -> None:
     starved = replace(result, answer=(), sparql="", answer_node_ids=(), votes=(), terminals=0)
     starved_text = answer_markdown(starved, _tree())
     assert "(no branch produced an answer)" in starved_text and "raise Rounds" in starved_text
+
+
+def test_the_answer_panel_says_how_a_vote_tie_was_broken() -> None:
+    result = SearchResult(
+        question="q", answer=(Value("A", "m.a"),), sparql="", answer_node_ids=(3,),
+        votes=(VoteRow(("A",), 1, 1.0, (3,)), VoteRow(("B",), 1, 1.0, (2,))), best_by_value=3, best_by_ig=3,
+        stop_reason="budget", detail="", rounds=2, nodes=4, cost=CostSummary(), terminals=2,
+        tie_break="2 answer sets tied on votes; broken by the higher W/N",
+    )  # fmt: skip
+    assert "**Tie:** 2 answer sets tied on votes; broken by the higher W/N." in answer_markdown(
+        result, _tree()
+    )
+    assert "Tie:" not in answer_markdown(replace(result, tie_break=""), _tree())
+
+
+def test_the_inspector_shows_the_puct_prior_and_its_term_when_present() -> None:
+    tree = _tree()
+    assert "prior P" not in node_detail_markdown(tree, 1, c=1.0)
+    tree[1].prior, tree[2].prior = 0.75, 0.25
+    text = node_detail_markdown(tree, 1, c=1.0, c_puct=1.0)
+    assert "prior P | **0.750**" in text
+    assert f"prior term (c_puct 1) | **{tree.prior_term(1, 1.0):.3f}**" in text

@@ -298,6 +298,9 @@ def answer_markdown(result: Any | None, tree: Tree | None = None) -> str:
         f"Stopped: **{stop}**{detail} after {result.rounds} rounds, {result.nodes} nodes, "
         f"{getattr(result, 'terminals', 0)} terminal branches."
     )
+    tie = getattr(result, "tie_break", "")
+    if tie:  # a silent 1-1-1 vote read as a confident answer before this line
+        lines += ["", f"**Tie:** {_md_escape(tie)}."]
     if result.stop_reason == "budget" and not getattr(result, "terminals", 0):
         # The commonest empty answer on small budgets: no branch reached Done in time.
         lines += [
