@@ -141,6 +141,7 @@ class WorldSpec:
     scorer_model: str | None
     policy_endpoint: str | None
     constant_reward: float
+    policy_adapter: str | None = None  # a trained adapter for the policy model (when the flag exists)
 
     def __call__(self, method: Method) -> Any:
         from mcts.agents.world import build_world
@@ -153,12 +154,19 @@ class WorldSpec:
             policy_endpoint=self.policy_endpoint,
             method=method,
             constant_reward=self.constant_reward,
+            policy_adapter=self.policy_adapter,
         )
 
 
 def _world_factory(args: argparse.Namespace) -> WorldSpec:
     return WorldSpec(
-        args.kb, args.policy, args.policy_model, args.scorer_model, args.policy_endpoint, args.constant_reward
+        args.kb,
+        args.policy,
+        args.policy_model,
+        args.scorer_model,
+        args.policy_endpoint,
+        args.constant_reward,
+        getattr(args, "policy_adapter", None),
     )
 
 
