@@ -42,7 +42,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
 
     from mcts.search.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
     from mcts.search.protocols import DEFAULT_IG_PROMPT
-    from ui import handlers, inspector, presets, replay, rescoring, traces
+    from ui import handlers, inspector, presets, public, replay, rescoring, traces
     from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
     from ui.forms import SETTINGS_FIELDS, CompareInputs, RunInputs
     from ui.render import EMPTY_DETAIL, MAIN_OUTPUTS
@@ -68,8 +68,10 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                         )  # fmt: skip
                         with gr.Row():
                             c["kb_spec"] = gr.Dropdown(
-                                choices=["demo", "demo-wikidata"], value=config.kb, allow_custom_value=True, label="Knowledge base",
-                                info='"demo", a .nt/.ttl file or folder, or an http(s) SPARQL endpoint',
+                                choices=list(public.MODE.allowed_kbs) if public.MODE.enabled else ["demo", "demo-wikidata"],
+                                value=config.kb, allow_custom_value=not public.MODE.enabled, label="Knowledge base",
+                                info="the bundled demos and the operator's KBs" if public.MODE.enabled
+                                else '"demo", a .nt/.ttl file or folder, or an http(s) SPARQL endpoint',
                             )  # fmt: skip
                             c["method"] = gr.Dropdown(
                                 handlers.METHOD_CHOICES, value=d.method.value, label="Search method"
@@ -116,7 +118,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                                     label="early stop after answers",
                                 )
                                 c["seed"] = gr.Number(d.seed, label="seed", precision=0)
-                        with gr.Accordion("Models", open=False):
+                        with gr.Accordion("Models", open=False, visible=not public.MODE.enabled):
                             c["policy_kind"] = gr.Radio(
                                 ["guided", "react"], value=config.policy_kind, label="policy"
                             )
@@ -255,13 +257,15 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
         models = {"concurrency_id": "models", "concurrency_limit": 1}
         cheap = {"concurrency_limit": None}
         run = page.wire(handlers.run, form=RunInputs, outputs=main, decorate=GPU)
-        run_event = c["run_btn"].click(**run, api_name="run", **models)
+        # A cheap first step takes a place in the run queue ("N ahead of you") or refuses.
+        admit = {**page.wire(public.admitter(), outputs=["status"]), "api_visibility": "private", **cheap}
+        run_event = c["run_btn"].click(**admit).success(**run, api_name="run", **models)
         c["run_btn"].click(None, js=SCROLL_TO_STATUS_JS)
-        fresh_event = c["fresh_btn"].click(
+        fresh_event = c["fresh_btn"].click(**admit).success(
             **page.wire(handlers.run_fresh, form=RunInputs, outputs=main, decorate=GPU), api_name="fresh_run", **models
         )  # fmt: skip
         c["fresh_btn"].click(None, js=SCROLL_TO_STATUS_JS)
-        submit_event = c["question"].submit(**run, api_visibility="private", **models)
+        submit_event = c["question"].submit(**admit).success(**run, api_visibility="private", **models)
         sync = page.wire(replay.sync_replay, outputs=replay_out)
         for event, name in ((run_event, "sync_replay"), (fresh_event, None), (submit_event, None)):
             event.then(**sync, api_name=name, api_visibility="public" if name else "private", **cheap)
@@ -319,6 +323,8 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
             "cost_b",
         ]
         compare_btn.click(
+            **page.wire(public.admitter("compare_status"), outputs=["compare_status"]), api_visibility="private", **cheap
+        ).success(
             **page.wire(handlers.compare, form=CompareInputs, outputs=compare_out, decorate=GPU),
             api_name="compare", **models,
         )  # fmt: skip
@@ -341,9 +347,13 @@ def launch_kwargs() -> dict[str, Any]:
     """Theme, CSS and the click bridge go to launch() in Gradio 6; the shipped traces may be
     downloaded from wherever the app was started."""
     from ui.config import TRACES_DIR
+    from ui.public import MODE
     from ui.theme import CSS, JS, theme
 
-    return {"theme": theme(), "css": CSS, "js": JS, "allowed_paths": [str(TRACES_DIR)]}
+    kwargs: dict[str, Any] = {"theme": theme(), "css": CSS, "js": JS, "allowed_paths": [str(TRACES_DIR)]}
+    if MODE.limits.max_upload_bytes is not None:
+        kwargs["max_file_size"] = MODE.limits.max_upload_bytes  # uploads over it are refused by Gradio
+    return kwargs
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,6 +22,7 @@ from ui.public import (
     RunGate,
     enforce,
     escape,
+    over_time,
     prune_traces,
     session_folder,
 )
@@ -95,9 +96,9 @@ def test_text_from_traces_is_escaped():
 
 
 def test_the_gate_says_how_many_are_ahead_and_bounds_each_visitor():
-    gate = RunGate(1, max_waiting=2, per_visitor=1)
+    gate = RunGate(max_waiting=2, per_visitor=1)
     a = gate.enter("1.1.1.1")
-    assert gate.try_start(a)
+    gate.start(a)
     with pytest.raises(Busy, match="already have a run"):
         gate.enter("1.1.1.1")
     b = gate.enter("2.2.2.2")
@@ -105,12 +106,25 @@ def test_the_gate_says_how_many_are_ahead_and_bounds_each_visitor():
     assert (gate.ahead(b), gate.ahead(c)) == (1, 2)
     with pytest.raises(Busy, match="busy"):
         gate.enter("4.4.4.4")
-    assert not gate.try_start(c)  # first come, first served
     gate.leave(a)
-    assert gate.try_start(b) and gate.ahead(c) == 1
+    gate.start(b)
+    assert gate.ahead(c) == 1
     gate.leave(c)  # gave up while waiting
     gate.leave(b)
-    assert gate.try_start(gate.enter("1.1.1.1"))
+    assert gate.ahead(gate.enter("1.1.1.1")) == 0
+
+
+def test_a_place_never_started_expires():
+    gate = RunGate(max_waiting=1, per_visitor=1, stale_s=0.0)
+    gate.enter("1.1.1.1")  # the tab was closed before its run started
+    time.sleep(0.01)
+    assert gate.ahead(gate.enter("1.1.1.1")) == 0
+
+
+def test_a_run_past_the_public_wall_clock_limit_is_over_time():
+    assert over_time(time.perf_counter() - PUBLIC_LIMITS.run_wall_s - 1, PUBLIC_LIMITS)
+    assert not over_time(time.perf_counter(), PUBLIC_LIMITS)
+    assert not over_time(0.0, LIMITS)  # local: no limit
 
 
 def test_trace_folders_are_per_session_and_bounded(tmp_path: Path):

@@ -20,7 +20,7 @@ import gradio as gr
 from mcts.search.loop import Search, one_line
 from mcts.search.settings import Method, SearchSettings
 from mcts.search.trace import Trace, trace_from_search
-from ui import run_cache
+from ui import public, run_cache
 from ui.forms import CompareInputs, RunInputs, SearchForm
 from ui.render import figure, main_view, settings_line, tree_view
 from ui.session import Session
@@ -58,6 +58,7 @@ def _register(key: str, search: Search | None) -> None:
 
 
 def _problem(message: str) -> dict[str, Any]:
+    message = public.escape(message)  # may quote a visitor's input, a KB or a model
     gr.Warning(message)
     return {"status": f"**Problem:** {message}"}
 
@@ -84,7 +85,23 @@ def run(
     """Run one search and stream the tree; the last update carries the answer and the trace.
 
     An example question with settings already seen replays its cached run instead,
-    unless `fresh`."""
+    unless `fresh`. Public mode (`ui.public`): the operator's KBs and models whatever the
+    form sent, one place in the run queue per visitor, a wall-clock limit."""
+    try:
+        form = public.enforce(form, public.MODE)
+        ticket = public.claim(session, request)
+    except (ValueError, public.Busy) as exc:
+        yield _problem(str(exc))
+        return
+    try:
+        yield from _run(session, form, request, fresh)
+    finally:
+        public.release(ticket)
+
+
+def _run(
+    session: Session, form: RunInputs, request: gr.Request | None, fresh: bool
+) -> Iterator[dict[str, Any]]:
     try:
         question = form.checked_question()
         settings = form.settings(form.method)
@@ -120,6 +137,8 @@ def run(
     try:
         yield {**tree_view(session, _running_status(session, search, "Starting")), "stop_btn": _enabled(True)}
         for batch in pump(search):
+            if public.over_time(session.started_at) and not search.cancelled:
+                search.cancel()  # the public per-run limit: the tree so far is kept
             phase = "Stopping" if search.cancelled else "Running"
             if not batch:  # a model call in flight: tick the clock only
                 yield {"status": _running_status(session, search, phase)}
@@ -130,7 +149,7 @@ def run(
         _register(key, None)
     session.result = search.result
     trace = trace_from_search(search)
-    session.trace_path = write_trace(trace, settings.method.value)
+    session.trace_path = write_trace(trace, settings.method.value, owner=session)
     session.recorded_tree = search.tree
     if cache_key and search.result is not None and search.result.stop_reason not in ("cancelled", "error"):
         run_cache.store(trace, cache_key)
@@ -150,7 +169,7 @@ def _replay_cached(session: Session, trace: Trace, path: Any) -> Iterator[dict[s
     """Show a cached run round by round, as if it ran now (no model is loaded)."""
     open_trace(session, trace, None)
     yield {"examples_box": gr.update(open=False)}
-    session.trace_path = write_trace(trace, f"cached-{trace.settings.method.value}")
+    session.trace_path = write_trace(trace, f"cached-{trace.settings.method.value}", owner=session)
     final = session.tree
     total = replay_rounds(session.events)
     for round_no in range(total):
@@ -186,9 +205,9 @@ def _final_status(session: Session) -> str:
     res = session.result
     if res is None:
         return "**Finished**"
-    names = ", ".join(v.name for v in res.answer) or "no answer"
+    names = public.escape(", ".join(v.name for v in res.answer) or "no answer")
     detail = (
-        f" ({res.detail})"
+        f" ({public.escape(res.detail)})"
         if res.detail and res.stop_reason in ("error", "invalid_question", "cancelled")
         else ""
     )
@@ -224,7 +243,7 @@ def compare_info(form: SearchForm, methods: tuple[str, str]) -> str:
         line = settings_line(form.settings(methods[0]))
     except ValueError as exc:
         line = f"bad setting: {exc}"
-    return f"**Question:** {q}  \n**KB:** {form.kb_spec or 'demo'} · {line}"
+    return f"**Question:** {public.escape(q)}  \n**KB:** {public.escape(form.kb_spec or 'demo')} · {line}"
 
 
 def compare(
@@ -233,13 +252,27 @@ def compare(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> Iterator[dict[str, Any]]:
     """Run two methods one after the other on the same question; trees and costs side by side."""
+    try:
+        form = public.enforce(form, public.MODE)
+        ticket = public.claim(session, request)
+    except (ValueError, public.Busy) as exc:
+        yield {"compare_status": f"**Problem:** {public.escape(exc)}"}
+        return
+    try:
+        yield from _compare(session, form, request)
+    finally:
+        public.release(ticket)
+
+
+def _compare(session: Session, form: CompareInputs, request: gr.Request | None) -> Iterator[dict[str, Any]]:
     info = compare_info(form, (form.method_a, form.method_b))
+    started = time.perf_counter()
     try:
         q = form.checked_question()
         runs = [form.settings(m) for m in (form.method_a, form.method_b)]
     except ValueError as exc:
         gr.Warning(str(exc))
-        yield {"compare_status": f"**Problem:** {exc}", "compare_info": info}
+        yield {"compare_status": f"**Problem:** {public.escape(exc)}", "compare_info": info}
         return
     key = session_key(request, session)
     for pane, settings in zip("ab", runs, strict=True):
@@ -253,7 +286,10 @@ def compare(
             world = get_world(form, settings.method)
         except Exception as exc:
             gr.Warning(one_line(exc))
-            yield {"compare_status": f"**Problem:** {one_line(exc)}", "compare_stop": _enabled(False)}
+            yield {
+                "compare_status": f"**Problem:** {public.escape(one_line(exc))}",
+                "compare_stop": _enabled(False),
+            }
             return
         search = Search(
             q, settings, policy=world.policy, scorer=world.scorer, tools=world.tools, meta=world.meta
@@ -262,6 +298,8 @@ def compare(
         _register(key, search)
         try:
             for batch in pump(search):
+                if public.over_time(started) and not search.cancelled:
+                    search.cancel()  # the public per-run limit covers both methods
                 status = _running_status(view, search, f"Running {label}")
                 if not batch:
                     yield {"compare_status": status}

@@ -6,6 +6,7 @@ line and changes nothing.
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import gradio as gr
@@ -34,7 +35,8 @@ def inspect_node(session: Session, node: Any) -> dict[str, Any]:
     if tree is None:
         return {"detail": "*No tree yet: run a search or load a trace.*", "history": ""}
     if node_id is None or not 0 <= node_id < len(tree):
-        return {"detail": f"*No node {node!s} in this tree (ids 0–{len(tree) - 1}).*", "history": ""}
+        shown = html.escape(str(node)[:40])
+        return {"detail": f"*No node {shown} in this tree (ids 0–{len(tree) - 1}).*", "history": ""}
     session.inspected = node_id
     detail, hist = inspector(session)
     return {"detail": detail, "history": hist, "plot": figure(session), "node_dd": gr.update(value=node_id)}

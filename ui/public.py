@@ -23,6 +23,7 @@ import hashlib
 import html
 import os
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -163,27 +164,34 @@ class Busy(Exception):
 
 
 class RunGate:
-    """`slots` runs at a time; at most `max_waiting` waiting; at most `per_visitor` places
-    (running or waiting) per visitor. Usage:
+    """The model runs' queue as visitors see it: at most `max_waiting` admitted runs not
+    yet started, at most `per_visitor` places (waiting or running) per visitor.
 
-        ticket = gate.enter(visitor)          # raises Busy
-        while not gate.try_start(ticket):     # poll; show gate.ahead(ticket) meanwhile
-            ...
-        try: run ... finally: gate.leave(ticket)
+    Gradio's own queue decides the order and runs one model event at a time; the gate
+    admits a run when it is queued (`enter`, a cheap event before the run: it can refuse
+    and say how many are ahead), and the run marks itself started and done (`start`,
+    `leave`). A place whose run never started (the tab was closed) expires after `stale_s`.
     """
 
-    def __init__(self, slots: int = 1, *, max_waiting: int = 16, per_visitor: int | None = None) -> None:
-        self.slots = slots
+    def __init__(
+        self, *, max_waiting: int = 16, per_visitor: int | None = None, stale_s: float = 900.0
+    ) -> None:
         self.max_waiting = max_waiting
         self.per_visitor = per_visitor
+        self.stale_s = stale_s
         self._lock = threading.Lock()
-        self._waiting: list[tuple[int, str]] = []  # (ticket, visitor), first come first
+        self._waiting: dict[int, tuple[str, float]] = {}  # ticket -> (visitor, admitted at); in order
         self._running: dict[int, str] = {}
         self._next = 0
 
     def enter(self, visitor: str) -> int:
+        """A ticket for a new run of `visitor`; raises Busy with the line to show."""
+        now = time.monotonic()
         with self._lock:
-            mine = sum(v == visitor for _, v in self._waiting) + sum(
+            for ticket, (_, since) in list(self._waiting.items()):
+                if now - since > self.stale_s:
+                    del self._waiting[ticket]
+            mine = sum(v == visitor for v, _ in self._waiting.values()) + sum(
                 v == visitor for v in self._running.values()
             )
             if self.per_visitor is not None and mine >= self.per_visitor:
@@ -193,27 +201,23 @@ class RunGate:
                     f"The demo is busy ({len(self._waiting)} runs waiting); please try again in a minute."
                 )
             self._next += 1
-            self._waiting.append((self._next, visitor))
+            self._waiting[self._next] = (visitor, now)
             return self._next
 
     def ahead(self, ticket: int) -> int:
-        """Runs before this one: the running ones plus those waiting in front of it."""
+        """Runs before this one: those running plus those admitted earlier."""
         with self._lock:
-            position = next((i for i, (t, _) in enumerate(self._waiting) if t == ticket), 0)
-            return len(self._running) + position
+            return len(self._running) + sum(t < ticket for t in self._waiting)
 
-    def try_start(self, ticket: int) -> bool:
+    def start(self, ticket: int) -> None:
         with self._lock:
-            if len(self._running) >= self.slots or not self._waiting or self._waiting[0][0] != ticket:
-                return False
-            _, visitor = self._waiting.pop(0)
+            visitor, _ = self._waiting.pop(ticket, ("", 0.0))
             self._running[ticket] = visitor
-            return True
 
     def leave(self, ticket: int) -> None:
         with self._lock:
             self._running.pop(ticket, None)
-            self._waiting = [(t, v) for t, v in self._waiting if t != ticket]
+            self._waiting.pop(ticket, None)
 
 
 def busy_line(ahead: int) -> str:
@@ -232,3 +236,62 @@ def visitor_of(request: Any) -> str:
 
 
 MODE = PublicMode.from_env()  # read once at import: the app's mode for this process
+GATE = RunGate(max_waiting=MODE.limits.max_waiting, per_visitor=MODE.limits.runs_per_visitor)
+_ADMITTED: dict[str, int] = {}  # session -> ticket of its admitted, not yet started run
+_ADMITTED_LOCK = threading.Lock()
+
+
+def _session(request: Any, session: Any) -> str:
+    return str(getattr(request, "session_hash", None) or f"local-{id(session)}")
+
+
+def admitter(status: str = "status") -> Any:
+    """`admit` reporting to the status component named `status` (Search or Compare tab)."""
+
+    def admit_run(session: Any, request: Any = None) -> dict[str, Any]:
+        return {status: admit(session, request)["status"]}
+
+    admit_run.__doc__ = admit.__doc__
+    return admit_run
+
+
+def admit(session: Any, request: Any = None) -> dict[str, Any]:
+    """The cheap step before a model run: take a place in the queue or refuse (gr.Error,
+    which stops the run the event chains after it). Says how many runs are ahead."""
+    key = _session(request, session)
+    with _ADMITTED_LOCK:
+        old = _ADMITTED.pop(key, None)
+    if old is not None:
+        GATE.leave(old)  # a second click replaces this session's waiting place
+    try:
+        ticket = GATE.enter(visitor_of(request))
+    except Busy as exc:
+        import gradio as gr
+
+        raise gr.Error(str(exc)) from None
+    with _ADMITTED_LOCK:
+        _ADMITTED[key] = ticket
+    ahead = GATE.ahead(ticket)
+    return {"status": busy_line(ahead) if ahead else "**Starting**…"}
+
+
+def claim(session: Any, request: Any = None) -> int:
+    """Called by a model run as it starts: its admitted ticket (or a new one, for API
+    callers that skipped `admit`), marked running. Raises Busy; `release` it after."""
+    with _ADMITTED_LOCK:
+        ticket = _ADMITTED.pop(_session(request, session), None)
+    if ticket is None:
+        ticket = GATE.enter(visitor_of(request))
+    GATE.start(ticket)
+    return ticket
+
+
+def release(ticket: int | None) -> None:
+    if ticket is not None:
+        GATE.leave(ticket)
+
+
+def over_time(started_s: float, limits: Limits | None = None) -> bool:
+    """Whether a run started at `started_s` (time.perf_counter) is past the wall-clock limit."""
+    limit = (limits or MODE.limits).run_wall_s
+    return limit is not None and time.perf_counter() - started_s > limit

@@ -19,7 +19,9 @@ from mcts.search.rescore import RankChange, rescore_tree
 from mcts.search.rules import best_branch
 from mcts.search.trace import trace_from_tree
 from mcts.search.voting import best_terminal_by_ig, best_terminal_by_value, decide
+from ui import public
 from ui.forms import parse_rules
+from ui.public import escape
 from ui.render import figure, main_view, table_frame
 from ui.session import Session
 from ui.traces import write_trace
@@ -40,6 +42,12 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
         return _problem("Nothing to re-score yet: run a search or load a trace first.")
     if not prompt:
         return _problem("The IG prompt is empty.")
+    if len(prompt) > public.MODE.limits.max_ig_prompt_chars:
+        return _problem(
+            f"The IG prompt is too long (at most {public.MODE.limits.max_ig_prompt_chars:,} characters)."
+        )
+    if public.MODE.enabled:
+        scorer_model = public.MODE.scorer_model  # public mode: the operator's scorer, whatever was sent
     try:
         scorer, scorer_name = get_scorer(scorer_model)
         new_rules = parse_rules(rules)
@@ -90,6 +98,7 @@ def flipped_nodes(changes: Iterable[RankChange]) -> frozenset[int]:
 
 
 def _problem(message: str) -> dict[str, Any]:
+    message = escape(message)  # may quote a model's or a trace's text
     gr.Warning(message)
     return {"lab_status": f"**Problem:** {message}"}
 
@@ -106,4 +115,4 @@ def _save_view_trace(session: Session) -> str | None:
         cleaning_rules=tuple(sorted(r.value for r in session.rules)), ig_prompt=session.ig_prompt,
         events=tuple(session.events), result=session.result,
     )  # fmt: skip
-    return write_trace(trace, "rescored") or session.trace_path
+    return write_trace(trace, "rescored", owner=session) or session.trace_path

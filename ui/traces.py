@@ -18,8 +18,10 @@ import gradio as gr
 from mcts.search.cleaning import CleaningRule
 from mcts.search.loop import one_line
 from mcts.search.trace import Trace, TraceError, load_trace, save_trace
+from ui import public
 from ui.config import POLICY_KINDS, bundled_trace_path
 from ui.forms import form_values
+from ui.public import escape, prune_traces, session_folder
 from ui.render import main_view
 from ui.replay import replay_view
 from ui.session import Session
@@ -29,13 +31,17 @@ log = logging.getLogger(__name__)
 TRACE_DIR = Path(tempfile.gettempdir()) / "mcts-kbqa-traces"
 
 
-def write_trace(trace: Trace, label: str) -> str | None:
-    """Save `trace` under the app's temp folder; its path, or None if it could not be written."""
+def write_trace(trace: Trace, label: str, owner: object = None) -> str | None:
+    """Save `trace` under the app's temp folder (one subfolder per `owner` session; the
+    oldest files beyond the limit removed); its path, or None if it could not be written."""
     try:
-        TRACE_DIR.mkdir(parents=True, exist_ok=True)
+        folder = session_folder(TRACE_DIR, str(id(owner))) if owner is not None else TRACE_DIR
+        folder.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = TRACE_DIR / f"trace-{label}-{stamp}-{time.perf_counter_ns() % 100_000}.json"
-        return str(save_trace(trace, path))
+        path = folder / f"trace-{label}-{stamp}-{time.perf_counter_ns() % 100_000}.json"
+        saved = str(save_trace(trace, path))
+        prune_traces(TRACE_DIR, public.MODE.limits.traces_kept)
+        return saved
     except Exception:  # a trace that cannot be written must not cost the user the run
         log.exception("could not save the trace")
         return None
@@ -82,7 +88,7 @@ def load(session: Session, file: Any) -> dict[str, Any]:
     total = replay_rounds(session.events)
     status = (
         f"**Loaded a trace:** {trace.settings.method.value}, {len(session.tree or ())} nodes, {total} rounds"
-        f" ({trace.meta.policy_model or 'unknown policy'} / {trace.meta.scorer_model or 'unknown scorer'})."
+        f" ({escape(trace.meta.policy_model or 'unknown policy')} / {escape(trace.meta.scorer_model or 'unknown scorer')})."
         " The form above now holds its question and settings."
     )
     return {**main_view(session, status), **replay_view(session), **form_of(trace)}
@@ -97,5 +103,6 @@ def load_bundled(session: Session, name: str) -> dict[str, Any]:
 
 
 def _problem(message: str) -> dict[str, Any]:
+    message = escape(message)  # may quote the trace file's content
     gr.Warning(message)
     return {"status": f"**Problem:** {message}", "replay_status": f"**Problem:** {message}"}

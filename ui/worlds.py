@@ -13,6 +13,7 @@ from typing import Any
 
 from mcts.search.loop import one_line
 from mcts.search.settings import Method
+from ui import public
 from ui.forms import SearchForm
 
 MAX_KB_SPEC_CHARS = 500
@@ -45,6 +46,7 @@ def get_world(form: SearchForm, method: Method) -> Any:
         scorer_model=scorer_model or None,
         policy_endpoint=endpoint or None,
         method=method,
+        public=public.MODE.enabled,  # no internal endpoint addresses, only the operator's policy server
     )
     if spec.startswith(("http://", "https://")):
         try:
