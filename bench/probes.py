@@ -2,11 +2,13 @@
 
 Issue 15 tried 150 probes against the running app (110 handled, 23 weaknesses, 17
 vulnerabilities). This replays them, grouped by root cause, against the real parts
-that failed (no browser: the parts the handlers call): the SPARQL guard and parse check,
-the embedded demo KB in its query worker, `RemoteKB` against a hostile server on
-127.0.0.1, the ReAct policy's endpoint client, the trace reader, the action parser and
-tools, and public mode's server-side form rules. Plus the ones that already held
-(updates and SERVICE in many spellings, LIMIT, local paths as KB spec).
+that failed (no browser or HTTP front: the handlers and what they call): the SPARQL
+guard and parse check, the embedded demo KB in its query worker, `RemoteKB` against a
+hostile server on 127.0.0.1, the ReAct policy's endpoint client, the trace reader, the
+action parser and tools, public mode's server-side form rules, the app's run queue and
+trace status line. Plus the ones that already held (updates and SERVICE in many
+spellings, LIMIT, local paths as KB spec). Not replayed: the browser-only probes
+(hidden fields, upload size: Gradio's max_file_size), covered by tests/test_security_app.py.
 
 A probe is *handled* when it ends within its time bound in the clean outcome: one clear
 error of the expected family (QueryRejected, KBError, TraceError, ValueError...), an
@@ -287,6 +289,49 @@ def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
     with big.open("wb") as fh:
         fh.truncate(150_000_000)
     add("6 traces", "150 MB file", _raises(lambda: load_trace(big), TraceError))
+
+    # 3, 6, 7 through the app's handlers (public mode, the app's queue and status lines)
+    import types
+
+    import ui.public as public_module
+    from ui import traces as ui_traces
+    from ui.session import Session
+
+    public_module.MODE = mode
+    public_module.GATE = public_module.RunGate(max_waiting=2, per_visitor=1)
+
+    def request(ip: str, session: str) -> object:
+        return types.SimpleNamespace(headers={}, client=types.SimpleNamespace(host=ip), session_hash=session)
+
+    def refused(fn: Callable[[], object]) -> bool:
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - gr.Error is what the page shows
+            return type(exc).__name__ == "Error"
+        return False
+
+    admit = public_module.admitter()
+    admit(Session(), request("9.9.9.1", "p1"))
+    add(
+        "7 resources",
+        "second run from one visitor",
+        lambda: refused(lambda: admit(Session(), request("9.9.9.1", "p2"))),
+    )
+    admit(Session(), request("9.9.9.2", "p3"))
+    add(
+        "7 resources",
+        "queue full: clear refusal",
+        lambda: refused(lambda: admit(Session(), request("9.9.9.3", "p4"))),
+    )
+    evil = folder / "evil-meta.json"
+    evil_data = json.loads(json.dumps(real))
+    evil_data["meta"]["policy_model"] = '<img src="http://attacker.example/x.png">'
+    evil.write_text(json.dumps(evil_data))
+    add(
+        "6 traces",
+        "<img> in meta, status line",
+        lambda: "<img" not in ui_traces.load(Session(), str(evil))["status"],
+    )
 
     def close() -> None:
         server_cm.__exit__(None, None, None)
