@@ -168,3 +168,11 @@ def test_loading_a_shipped_trace_fills_the_form_and_the_replay(monkeypatch) -> N
 def test_a_rescore_flip_marks_the_children_that_changed_place() -> None:
     changes = [RankChange(parent_id=0, before=(1, 2, 3), after=(2, 1, 3)), RankChange(4, (5, 6), (5, 6))]
     assert flipped_nodes(changes) == {1, 2}
+
+
+def test_the_run_cache_has_its_own_folder_beside_the_model_cache(monkeypatch, tmp_path) -> None:
+    monkeypatch.delenv("MCTS_KBQA_RUN_CACHE", raising=False)
+    monkeypatch.setenv("MCTS_KBQA_CACHE", str(tmp_path))
+    assert run_cache.cache_dir() == tmp_path / "runs", "eviction never touches the converted model"
+    monkeypatch.setenv("MCTS_KBQA_RUN_CACHE", str(tmp_path / "elsewhere"))
+    assert run_cache.cache_dir() == tmp_path / "elsewhere"

@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def url():
+def url(tmp_path_factory):
     if not CHROMIUM.exists():
         pytest.skip(
             "chromium not found at /usr/bin/chromium: run `make browser-deps` (apt-get install chromium)"
@@ -39,6 +39,8 @@ def url():
     pytest.importorskip("playwright.sync_api")
     import app
 
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MCTS_KBQA_RUN_CACHE", str(tmp_path_factory.mktemp("run-cache")))  # the first run searches
     demo = app.build_app(defaults=SearchSettings(rounds=2, k=3))
     demo.launch(
         prevent_thread_lock=True, server_port=None, server_name="127.0.0.1", quiet=True, **app.launch_kwargs()
@@ -47,6 +49,7 @@ def url():
         yield demo.local_url
     finally:
         demo.close()
+        mp.undo()
 
 
 @pytest.fixture()
@@ -56,46 +59,102 @@ def shots(tmp_path) -> Path:
     return out
 
 
-def test_run_render_click_and_keyboard_inspect(url, shots) -> None:
-    from playwright.sync_api import expect, sync_playwright
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(url)
-        page.locator("#question textarea").fill("Who directed Inception?")
-        page.locator("#run-btn").click()
-        expect(page.locator("#status")).to_contain_text("Finished", timeout=900_000)
-        points = page.locator("#tree-plot .scatterlayer .trace .points path")
-        expect(points.first).to_be_visible()
-        page.screenshot(path=str(shots / "01-after-run.png"), full_page=True)
-        assert points.count() >= 2, "the root and at least one child are drawn"
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
 
-        # Click a point: Plotly fires plotly_click only after a hover on it.
-        page.locator("#tree-plot").scroll_into_view_if_needed()
-        box = points.nth(points.count() - 1).bounding_box()
-        assert box is not None
-        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-        page.mouse.move(x - 30, y - 30)
-        page.mouse.move(x, y, steps=5)
-        expect(page.locator(".hoverlayer .hovertext").first).to_be_visible(timeout=10_000)
-        page.mouse.click(x, y)
-        detail = page.locator("#node-detail")
-        expect(detail).to_contain_text(re.compile(r"Node \d+"), timeout=30_000)
-        clicked = re.search(r"Node (\d+)", detail.inner_text()).group(1)
-        assert clicked != "0", "the last point drawn is a step, not the question"
-        expect(detail).to_contain_text("UCT rank")
-        expect(page.locator("#history")).to_contain_text("Cleaned history H'")
-        page.screenshot(path=str(shots / "02-clicked-node.png"), full_page=True)
 
-        # Keyboard only: focus the node list, type an id to filter, arrow down, Enter.
-        dd = page.locator("#node-dd input")
-        dd.focus()
-        page.keyboard.press("Control+A")
-        page.keyboard.type("0 ·")
-        page.keyboard.press("ArrowDown")
-        page.keyboard.press("Enter")
-        expect(detail).to_contain_text("Node 0 · the question", timeout=30_000)
-        page.locator("#node-detail").scroll_into_view_if_needed()
-        page.screenshot(path=str(shots / "03-keyboard-node.png"), full_page=True)
-        browser.close()
+def in_viewport(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    view = page.viewport_size
+    return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 40) <= view["height"]
+
+
+def test_run_shows_status_in_view_then_tree_gold_answer_click_and_keyboard_inspect(
+    url, shots, browser
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url)
+    expect(page.locator("#stop-btn")).to_be_disabled()
+    page.locator("#question textarea").fill("Who directed Inception?")  # an example: it has a gold answer
+    page.locator("#run-btn").click()
+    status = page.locator("#status")
+    expect(status).to_contain_text(re.compile(r"Starting|Loading|Running"), timeout=60_000)
+    assert in_viewport(page, "#status"), "after Run the status line is in the first viewport"
+    expect(status).to_contain_text(re.compile(r"round \d+ of 2 · \d+ nodes · elapsed"), timeout=600_000)
+    expect(page.locator("#stop-btn")).to_be_enabled()
+    page.screenshot(path=str(shots / "00-running-1280x800.png"))
+    expect(status).to_contain_text("Finished", timeout=900_000)
+    expect(page.locator("#stop-btn")).to_be_disabled(timeout=30_000)
+    points = page.locator("#tree-plot .scatterlayer .trace .points path")
+    expect(points.first).to_be_visible()
+    assert points.count() >= 2, "the root and at least one child are drawn"
+    answer = page.locator("#answer")
+    expect(answer).to_contain_text("Gold answer")
+    expect(answer).to_contain_text("Christopher Nolan")
+    expect(answer).to_contain_text(re.compile(r"F1 \d\.\d\d"))
+    page.screenshot(path=str(shots / "01-after-run-1280x800.png"))
+
+    # Click a point: Plotly fires plotly_click only after a hover on it.
+    page.locator("#tree-plot").scroll_into_view_if_needed()
+    box = points.nth(points.count() - 1).bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x - 30, y - 30)
+    page.mouse.move(x, y, steps=5)
+    expect(page.locator(".hoverlayer .hovertext").first).to_be_visible(timeout=10_000)
+    page.mouse.click(x, y)
+    detail = page.locator("#node-detail")
+    expect(detail).to_contain_text(re.compile(r"Node \d+"), timeout=30_000)
+    clicked = re.search(r"Node (\d+)", detail.inner_text()).group(1)
+    assert clicked != "0", "the last point drawn is a step, not the question"
+    expect(detail).to_contain_text("UCT rank")
+    expect(page.locator("#history")).to_contain_text("Cleaned history H'")
+    page.screenshot(path=str(shots / "02-clicked-node.png"), full_page=True)
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.locator("#node-detail").scroll_into_view_if_needed()
+    cell = page.locator("#node-detail td").first.bounding_box()
+    assert cell is not None and cell["height"] < 40, "inspector numbers stay on one line at 800 px"
+    page.screenshot(path=str(shots / "03-inspector-800.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 800})
+
+    # Keyboard only: focus the node list, type an id to filter, arrow down, Enter.
+    dd = page.locator("#node-dd input")
+    dd.focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("0 ·")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    expect(detail).to_contain_text("Node 0 · the question", timeout=30_000)
+    page.close()
+
+
+def test_replay_follows_the_slider_from_the_keyboard(url, shots, browser) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url)
+    page.get_by_role("tab", name="Traces & replay").click()
+    page.locator("#bundled-trace input").click()
+    page.get_by_role("option", name="fast-obama.json").click()
+    replay_status = page.locator("#replay-status")
+    expect(replay_status).to_contain_text("Round 6 of 6", timeout=30_000)
+    page.locator("#replay-slider input[type=range]").focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    expect(replay_status).to_contain_text("Round 4 of 6", timeout=30_000)
+    number = page.locator("#replay-slider input[type=number]")
+    number.fill("1")
+    number.press("Enter")
+    expect(replay_status).to_contain_text("Round 1 of 6", timeout=30_000)
+    page.screenshot(path=str(shots / "04-replay-keyboard.png"))
+    page.get_by_role("tab", name="Search").click()
+    expect(page.locator("#question textarea")).to_have_value("Where was Barack Obama born?")
+    page.close()

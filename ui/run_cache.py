@@ -6,7 +6,8 @@ run replays that run's trace round by round instead of searching again; "Fresh r
 always searches. Lookups also read the shipped traces (examples/traces/) while their
 manifest's fingerprint is the current code's, so a new Space shows a tree at once.
 
-The folder ($MCTS_KBQA_CACHE, default ~/.cache/mcts-kbqa/runs) holds at most
+The folder ($MCTS_KBQA_RUN_CACHE, else runs/ in $MCTS_KBQA_CACHE or ~/.cache/mcts-kbqa,
+beside the converted model) holds at most
 `MAX_ENTRIES` traces, least recently used dropped first, and is safe to delete at
 any time: a missing or broken file is a miss. Knows nothing of Gradio.
 """
@@ -30,8 +31,9 @@ MAX_ENTRIES = 64  # ~50-300 kB a trace: a few MB at most
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("MCTS_KBQA_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "mcts-kbqa" / "runs"
+    if os.environ.get("MCTS_KBQA_RUN_CACHE"):
+        return Path(os.environ["MCTS_KBQA_RUN_CACHE"])
+    return Path(os.environ.get("MCTS_KBQA_CACHE") or Path.home() / ".cache" / "mcts-kbqa") / "runs"
 
 
 @lru_cache(maxsize=1)
