@@ -358,10 +358,13 @@ def model():
 
 
 @pytest.mark.slow
-def test_cached_batched_scores_equal_the_naive_reference(model):
+@pytest.mark.parametrize("packed", [True, False], ids=["packed", "padded"])
+def test_cached_batched_scores_equal_the_naive_reference(model, packed, monkeypatch):
+    from mcts.agents import lm_scoring
     from mcts.agents.lm_scoring import LMContinuationScorer, naive_continuation_logprobs
 
-    scorer = LMContinuationScorer(model, batch_size=2)
+    monkeypatch.setattr(lm_scoring, "PACKED_TOKENS", 24)  # several packed passes, as with many candidates
+    scorer = LMContinuationScorer(model, batch_size=2, packed=packed)
     segments = ["You answer questions.\n", "Q: Who wrote Nineteen Eighty-Four?\n"]
     conts = [
         "Thought: Find the entity.\nAction: SearchNodes(",

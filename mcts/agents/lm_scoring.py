@@ -2,15 +2,19 @@
 
 The guided policy asks: given this prompt, how likely is each candidate step
 `Thought: ...\\nAction: ...`? All candidates share the prompt, so the prompt runs
-through the model ONCE (its key/value cache kept); each batch of candidates then runs
-only its own tokens on top of a copy of that cache. The caches of the last few prompts
-are kept: a prompt that extends one of them (the next step of the same path) runs only
-its new tokens. Prompt and candidate are
-tokenised separately and the ids concatenated (as the IG scorer does), so a candidate's
-tokens never depend on the prompt's last characters. Candidates in a batch are
-right-padded; a causal model's real tokens never attend to the pads after them, so no
-mask is needed, and the log-probs at pad positions are simply not read. Target
-log-probs are gathered per position (no full log-softmax kept over the batch).
+through the model ONCE (its key/value cache kept); the caches of the last few prompts
+are kept, and a prompt that extends one of them (the next step of the same path) runs
+only its new tokens. Prompt and candidate are tokenised separately and the ids
+concatenated (as the IG scorer does), so a candidate's tokens never depend on the
+prompt's last characters.
+
+The candidates then run PACKED: all of them in one row on top of the prompt's cache,
+each with its own positions (starting where the prompt ends) and an attention mask that
+lets a candidate's token see the prompt and its own earlier tokens only. One forward
+pass over the candidates' tokens scores them all; the prompt's cache is used in place
+(cropped back afterwards), never copied. (`packed=False` keeps the earlier path for the
+benchmark: right-padded batches, each on a copy of the cache repeated once per row;
+bench/demo_speed.py measures both.) Target log-probs are gathered per position.
 
 `naive_continuation_logprobs` is the one-sequence-at-a-time reference the tests compare
 against. This module knows nothing of prompts, tools or search.
@@ -30,6 +34,9 @@ from mcts.search.protocols import Usage
 # Batches are shrunk so that batch x (prompt + candidate) tokens stays under this
 # budget: the copied key/value cache grows with both (46 KB per token for SmolLM2-135M).
 TOKEN_BUDGET_PER_BATCH = 24_000
+# Candidate tokens per packed pass: the pass keeps logits of 49k floats per token
+# (SmolLM2), ~200 KB each, and a mask of packed x (prompt + packed) entries.
+PACKED_TOKENS = 1024
 # Prompt caches kept for reuse (each ~46 KB per token for SmolLM2-135M): a search
 # path's prompt grows by whole steps, so the parent's cache usually serves the child.
 PREFIXES_KEPT = 6
@@ -56,11 +63,12 @@ def _cache_kwarg(model: Any) -> str:
 class LMContinuationScorer:
     """Batched, prefix-cached continuation scoring with one loaded model."""
 
-    def __init__(self, loaded: Any, *, batch_size: int = 16) -> None:
+    def __init__(self, loaded: Any, *, batch_size: int = 16, packed: bool = True) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.loaded = loaded
-        self.batch_size = batch_size
+        self.batch_size = batch_size  # rows per padded batch (packed=False only)
+        self.packed = packed
         self.usage = Usage()
         self._kw = _cache_kwarg(loaded.model)
         self._segment_ids: dict[str, list[int]] = {}
@@ -138,7 +146,7 @@ class LMContinuationScorer:
         if not continuations:
             return []
         started = time.perf_counter()
-        tok, model, device = self.loaded.tokenizer, self.loaded.model, self.loaded.device
+        tok = self.loaded.tokenizer
         segments = [prompt] if isinstance(prompt, str) else list(prompt)
         cont_ids = [self._ids(c) or [tok.eos_token_id] for c in continuations]
         longest = max(len(c) for c in cont_ids)
@@ -147,44 +155,112 @@ class LMContinuationScorer:
         prefix = prefix[-max(1, self.loaded.max_context - longest) :]
         prefix_len = len(prefix)
         cache, first = self._prefix_state(prefix)  # `first` predicts each candidate's token 1
-        results: list[ContinuationScore | None] = [None] * len(continuations)
-        passes = 0
         with torch.inference_mode():
-            per_batch = max(1, min(self.batch_size, TOKEN_BUDGET_PER_BATCH // (prefix_len + longest)))
-            # Similar lengths together: less padding.
-            order = sorted(range(len(cont_ids)), key=lambda i: len(cont_ids[i]))
-            pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-            for start in range(0, len(order), per_batch):
-                idx = order[start : start + per_batch]
-                width = max(len(cont_ids[i]) for i in idx)
-                ids = torch.full((len(idx), width), pad, dtype=torch.long)
-                for row, i in enumerate(idx):
-                    ids[row, : len(cont_ids[i])] = torch.tensor(cont_ids[i])
-                ids = ids.to(device)
-                batch_cache = copy.deepcopy(cache)
-                batch_cache.batch_repeat_interleave(len(idx))
-                positions = torch.arange(prefix_len, prefix_len + width, device=device)
-                step = model(
-                    ids,
-                    position_ids=positions.unsqueeze(0).expand(len(idx), -1),
-                    use_cache=True,
-                    **{self._kw: batch_cache},
-                )
-                passes += 1
-                logits = step.logits[:, :-1].float()  # position j predicts token j + 1
-                for row, i in enumerate(idx):
-                    n = len(cont_ids[i])
-                    target = ids[row, :n]
-                    total = first[target[0]]
-                    if n > 1:
-                        lp = torch.log_softmax(logits[row, : n - 1], dim=-1)
-                        total = total + lp.gather(-1, target[1:].unsqueeze(-1)).sum()
-                    results[i] = ContinuationScore(float(total) / n, n)
-                del batch_cache
+            if self.packed:
+                results, passes = self._score_packed(cache, first, prefix_len, cont_ids)
+            else:
+                results, passes = self._score_padded(cache, first, prefix_len, cont_ids)
         self.usage.candidate_passes += passes
         self.usage.tokens += sum(len(c) for c in cont_ids)
         self.usage.seconds += time.perf_counter() - started
-        return [r for r in results if r is not None]
+        return results
+
+    def _score_packed(
+        self, cache: Any, first: Any, prefix_len: int, cont_ids: list[list[int]]
+    ) -> tuple[list[ContinuationScore], int]:
+        """All candidates in one row per pass (see the module docstring)."""
+        import torch
+
+        device = self.loaded.device
+        results: list[ContinuationScore] = []
+        passes = 0
+        chunk: list[list[int]] = []
+        for i, ids in enumerate(cont_ids):
+            chunk.append(ids)
+            full = sum(map(len, chunk)) + (len(cont_ids[i + 1]) if i + 1 < len(cont_ids) else 0)
+            if i + 1 < len(cont_ids) and full <= PACKED_TOKENS:
+                continue
+            width = sum(map(len, chunk))
+            flat = torch.tensor([t for ids in chunk for t in ids], device=device)
+            positions = torch.cat([torch.arange(prefix_len, prefix_len + len(c)) for c in chunk]).to(device)
+            # block[j] = which candidate token j belongs to; j sees j' <= j of its own block.
+            block = torch.cat([torch.full((len(c),), n) for n, c in enumerate(chunk)]).to(device)
+            own = (block[:, None] == block[None, :]) & torch.ones(
+                width, width, dtype=torch.bool, device=device
+            ).tril()
+            allowed = torch.cat([torch.ones(width, prefix_len, dtype=torch.bool, device=device), own], dim=1)
+            dtype = self.loaded.model.dtype
+            mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
+            mask.masked_fill_(~allowed, torch.finfo(dtype).min)
+            try:
+                out = self.loaded.model(
+                    flat.unsqueeze(0),
+                    position_ids=positions.unsqueeze(0),
+                    attention_mask=mask[None, None],
+                    use_cache=True,
+                    **{self._kw: cache},
+                )
+            except BaseException:
+                self._prefixes.clear()  # some layers may hold the candidates' tokens: rebuild next time
+                raise
+            cache.crop(-width)  # the prompt's cache is shared: drop the candidates' tokens (a view)
+            passes += 1
+            logprobs = torch.log_softmax(out.logits[0].float(), dim=-1)
+            start = 0
+            for ids in chunk:
+                n = len(ids)
+                target = flat[start : start + n]
+                total = first[target[0]]
+                if n > 1:
+                    rows = logprobs[start : start + n - 1]  # position j predicts token j + 1
+                    total = total + rows.gather(-1, target[1:].unsqueeze(-1)).sum()
+                results.append(ContinuationScore(float(total) / n, n))
+                start += n
+            chunk = []
+        return results, passes
+
+    def _score_padded(
+        self, cache: Any, first: Any, prefix_len: int, cont_ids: list[list[int]]
+    ) -> tuple[list[ContinuationScore], int]:
+        """The earlier path: right-padded batches on copies of the repeated prompt cache."""
+        import torch
+
+        tok, model, device = self.loaded.tokenizer, self.loaded.model, self.loaded.device
+        results: list[ContinuationScore | None] = [None] * len(cont_ids)
+        passes = 0
+        longest = max(len(c) for c in cont_ids)
+        per_batch = max(1, min(self.batch_size, TOKEN_BUDGET_PER_BATCH // (prefix_len + longest)))
+        # Similar lengths together: less padding.
+        order = sorted(range(len(cont_ids)), key=lambda i: len(cont_ids[i]))
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        for start in range(0, len(order), per_batch):
+            idx = order[start : start + per_batch]
+            width = max(len(cont_ids[i]) for i in idx)
+            ids = torch.full((len(idx), width), pad, dtype=torch.long)
+            for row, i in enumerate(idx):
+                ids[row, : len(cont_ids[i])] = torch.tensor(cont_ids[i])
+            ids = ids.to(device)
+            batch_cache = copy.deepcopy(cache)
+            batch_cache.batch_repeat_interleave(len(idx))
+            positions = torch.arange(prefix_len, prefix_len + width, device=device)
+            step = model(
+                ids,
+                position_ids=positions.unsqueeze(0).expand(len(idx), -1),
+                use_cache=True,
+                **{self._kw: batch_cache},
+            )
+            passes += 1
+            logits = step.logits[:, :-1].float()  # position j predicts token j + 1
+            for row, i in enumerate(idx):
+                n = len(cont_ids[i])
+                target = ids[row, :n]
+                total = first[target[0]]
+                if n > 1:
+                    lp = torch.log_softmax(logits[row, : n - 1], dim=-1)
+                    total = total + lp.gather(-1, target[1:].unsqueeze(-1)).sum()
+                results[i] = ContinuationScore(float(total) / n, n)
+            del batch_cache
+        return [r for r in results if r is not None], passes
 
 
 def naive_continuation_logprobs(
