@@ -67,7 +67,8 @@ def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
     from kb.actions import Action, ActionParseError
     from kb.base import KBError, QueryRejected
     from kb.embedded import EmbeddedKB
-    from kb.remote import RemoteKB, resolve_endpoint
+    from kb.http_fetch import resolve_endpoint
+    from kb.remote import RemoteKB
     from kb.sparql import check_parses, guard_and_normalise
     from kb.spec import DEMO_KB, KBSpecError, open_kb
     from kb.tools import Toolbox
@@ -193,16 +194,16 @@ def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
         )
 
     def no_echo() -> bool:
-        import kb.remote as remote
+        import kb.http_fetch as http_fetch
 
-        saved = remote._blocked
-        remote._blocked = lambda _a: False
+        saved = http_fetch.blocked
+        http_fetch.blocked = lambda _a: False
         try:
             RemoteKB(server.url("/secret-500"), retries=0, public=True).query("ASK {}")
         except KBError as exc:
             return SECRET not in str(exc)
         finally:
-            remote._blocked = saved
+            http_fetch.blocked = saved
         return False
 
     add("2 endpoint", "reply body never echoed (public)", no_echo)

@@ -1,16 +1,13 @@
 """A knowledge base behind any SPARQL 1.1 endpoint (Virtuoso, QLever, Oxigraph, Wikidata).
 
-`RemoteKB(url)` implements `kb.base.KnowledgeBase` over HTTP with `http.client` (a
-small client of its own: SPARQLWrapper's urllib followed redirects and had no deadline
-for a body trickled one byte at a time, issue 15):
+`RemoteKB(url)` implements `kb.base.KnowledgeBase` over HTTP through `kb.http_fetch`
+(a small `http.client` client: SPARQLWrapper's urllib followed redirects and had no
+deadline for a body trickled one byte at a time, issue 15):
 
 - one deadline (`timeout_s`) covers resolving, connecting, every retry and the whole
-  body: a watchdog shuts the socket down when it passes;
-- redirects are not followed (a 3xx is an error naming the status);
+  body; redirects are not followed;
 - `public=True` (the app's public mode) refuses endpoints whose resolved addresses are
-  loopback, private, link-local, multicast or reserved, connects to the address it
-  checked (no second lookup to rebind), and never puts the endpoint's reply text into
-  an error message;
+  not public and never puts the endpoint's reply text into an error message;
 - one new TCP connection per request (cheap on 127.0.0.1; no pool to leak);
 - GET for short queries, POST (form-encoded) for long ones (URL length limits);
 - JSON results, read in chunks with a byte cap (`max_bytes`, 10 MB): a larger result
@@ -33,21 +30,16 @@ or of search.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
-import ipaddress
 import json
 import logging
 import re
-import socket
-import threading
 import time
-import urllib.parse
-from dataclasses import dataclass
 from typing import Any
 
 from kb.base import EndpointUnavailable, KBError, QueryRejected, QueryResult, QueryTimeout, Term
 from kb.flavour import FREEBASE, Flavour, iri_ref, sparql_string
+from kb.http_fetch import TIMEOUT_WORDS, Response, Transient, fetch, one_line
 from kb.observation import EntityHit
 from kb.sparql import guard_and_normalise
 
@@ -55,75 +47,9 @@ log = logging.getLogger(__name__)
 
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
-_CHUNK = 1 << 16
 # Between two JSON result rows: `}}` closes a term and its row, `,{"` opens the next.
 # Inside a JSON string every `"` is escaped, so this cannot match within a value.
 _ROW_BOUNDARY = re.compile(rb'\}\s*\}\s*,\s*\{\s*"')
-_TIMEOUT_WORDS = ("cancelled", "canceled", "timeout", "timed out", "S1T00")
-
-
-@dataclass(frozen=True)
-class _Response:
-    body: bytes
-    server: str  # the Server header ("" when absent)
-    cut: bool  # the body was cut at max_bytes
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-class _Transient(Exception):
-    """A failure worth a retry (connection refused or reset, HTTP 502-504)."""
-
-
-def _reply_line(body: bytes, public: bool) -> str:
-    """The first non-empty line of an endpoint's error reply, or "" in public mode (where
-    the reply of an arbitrary host must never reach the page)."""
-    if public:
-        return ""
-    text = body[:4096].decode("utf-8", "replace")
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return _one_line("".join(ch for ch in first if ch.isprintable()))
-
-
-def _blocked(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return (
-        ip.is_loopback
-        or ip.is_private
-        or ip.is_link_local
-        or ip.is_multicast
-        or ip.is_reserved
-        or ip.is_unspecified
-        or not ip.is_global
-    )
-
-
-def resolve_endpoint(url: str, *, public: bool) -> tuple[str, str, int, str]:
-    """(scheme, host, port, the address to connect to) of an endpoint URL. In public mode
-    every resolved address must be a public one. Raises KBError / EndpointUnavailable."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise KBError(f"not an http(s) endpoint URL: {url[:100]!r}")
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        raise KBError(f"bad port in endpoint URL {url[:100]!r}") from None
-    try:
-        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise EndpointUnavailable(f"cannot resolve the endpoint host {parts.hostname!r}: {exc}") from None
-    addresses = [info[4][0] for info in infos]
-    if public and any(_blocked(a) for a in addresses):
-        raise KBError(
-            f"endpoint host {parts.hostname!r} resolves to a loopback, private or link-local address; "
-            "not allowed in public mode"
-        )
-    return parts.scheme, parts.hostname, port, addresses[0]
 
 
 def _to_term(binding: dict[str, Any]) -> Term:
@@ -164,7 +90,7 @@ def parse_json_result(body: bytes, *, max_rows: int, cut: bool = False) -> Query
         raise KBError("endpoint sent a malformed JSON result (nested too deeply)") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         tail = body[-300:].decode("utf-8", "replace")
-        if any(word in tail for word in _TIMEOUT_WORDS):
+        if any(word in tail for word in TIMEOUT_WORDS):
             # Oxigraph's own timeout: status 200 already sent, then the body stops
             # with "The SPARQL operation has been cancelled".
             raise QueryTimeout("the endpoint cancelled the query at its time limit") from None
@@ -232,110 +158,32 @@ class RemoteKB:
         return f"RemoteKB({self.url!r})"
 
     # ----- HTTP -----------------------------------------------------------------------
-    def _connection(self, deadline: float) -> http.client.HTTPConnection:
-        scheme, host, port, address = resolve_endpoint(self.url, public=self.public)
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("deadline passed while resolving")
-        cls = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
-        conn = cls(host, port, timeout=remaining)
-        # Connect to the address checked above (TLS still verifies `host`): a second
-        # lookup could answer differently (DNS rebinding).
-        conn._create_connection = lambda _addr, timeout, source=None: socket.create_connection(  # type: ignore[attr-defined]
-            (address, port), timeout, source
-        )
-        return conn
-
-    def _fetch_once(self, sparql: str, deadline: float) -> _Response:
-        parts = urllib.parse.urlsplit(self.url)
-        path = parts.path or "/"
-        encoded = urllib.parse.urlencode({"query": sparql})
-        headers = {
-            "Accept": "application/sparql-results+json, application/json;q=0.9",
-            "User-Agent": "mcts-kbqa",
-        }
-        if len(sparql) > self.post_over:
-            method, target, body = "POST", path + (f"?{parts.query}" if parts.query else ""), encoded.encode()
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-        else:
-            method, target, body = "GET", f"{path}?{parts.query + '&' if parts.query else ''}{encoded}", None
-        conn = self._connection(deadline)
-        fired = threading.Event()
-
-        def stop() -> None:  # at the deadline: unblock whatever read is waiting
-            fired.set()
-            sock = conn.sock
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-        watchdog = threading.Timer(max(deadline - time.monotonic(), 0.0), stop)
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            conn.request(method, target, body=body, headers=headers)
-            response = conn.getresponse()
-            server = response.getheader("Server", "") or ""
-            if response.status != 200:
-                self._raise_for_status(response, deadline)
-            chunks: list[bytes] = []
-            size = 0
-            while size <= self.max_bytes:
-                chunk = response.read1(_CHUNK) if hasattr(response, "read1") else response.read(_CHUNK)
-                if fired.is_set() or time.monotonic() > deadline:
-                    raise TimeoutError("deadline")
-                if not chunk:
-                    return _Response(b"".join(chunks), server, cut=False)
-                chunks.append(chunk)
-                size += len(chunk)
-            return _Response(b"".join(chunks)[: self.max_bytes], server, cut=True)
-        except (OSError, http.client.HTTPException) as exc:
-            if fired.is_set() or time.monotonic() > deadline:
-                raise TimeoutError("deadline") from exc
-            raise
-        finally:
-            watchdog.cancel()
-            conn.close()
-
-    def _raise_for_status(self, response: http.client.HTTPResponse, deadline: float) -> None:
-        status = response.status
-        if 300 <= status < 400:
-            raise KBError(f"endpoint answered with a redirect (HTTP {status}); redirects are not followed")
-        if status in (502, 503, 504):
-            raise _Transient(f"HTTP {status}")
-        if status == 404:
-            raise EndpointUnavailable(f"no SPARQL endpoint at {self.url} (HTTP 404)")
-        reply = response.read(4096) if time.monotonic() < deadline else b""
-        line = _reply_line(reply, self.public)
-        if status == 400:
-            raise QueryRejected(
-                f"endpoint rejected the query: {line}" if line else "endpoint rejected the query"
-            )
-        if status == 500 and any(
-            w.lower() in reply.decode("utf-8", "replace").lower() for w in _TIMEOUT_WORDS
-        ):
-            raise QueryTimeout(f"endpoint timed out{': ' + line if line else ''}")
-        raise KBError(f"endpoint error (HTTP {status}){': ' + line if line else ''}")
-
-    def _fetch(self, sparql: str, timeout_s: float) -> _Response:
+    def _fetch(self, sparql: str, timeout_s: float) -> Response:
         deadline = time.monotonic() + timeout_s
         for attempt in range(self.retries + 1):
             try:
-                return self._fetch_once(sparql, deadline)
+                return fetch(
+                    self.url,
+                    sparql,
+                    deadline,
+                    public=self.public,
+                    max_bytes=self.max_bytes,
+                    post_over=self.post_over,
+                )
             except KBError:
                 raise
             except TimeoutError:
                 raise QueryTimeout(f"query ran past its {timeout_s:g} s time limit") from None
             except (
-                _Transient,
+                Transient,
                 ConnectionError,
                 http.client.RemoteDisconnected,
                 http.client.BadStatusLine,
             ) as exc:
-                cause = _one_line(str(exc) or type(exc).__name__)
+                cause = one_line(str(exc) or type(exc).__name__)
             except (OSError, http.client.HTTPException, ValueError) as exc:
                 raise KBError(
-                    f"endpoint request failed: {_one_line(str(exc) or type(exc).__name__)}"
+                    f"endpoint request failed: {one_line(str(exc) or type(exc).__name__)}"
                 ) from None
             delay = self.backoff_s * 2**attempt
             if attempt == self.retries or time.monotonic() + delay >= deadline:

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 import pytest
 
 from kb.base import KBError, QueryRejected, QueryTimeout
-from kb.remote import RemoteKB, resolve_endpoint
+from kb.http_fetch import resolve_endpoint
+from kb.remote import RemoteKB
 from tests.hostile_server import SECRET, HostileServer, hostile_server
 
 
@@ -54,7 +55,7 @@ def test_the_reply_is_fine_when_the_endpoint_behaves(server: HostileServer) -> N
 
 @pytest.mark.parametrize("path", ["/secret-400", "/secret-500"])
 def test_public_mode_never_echoes_the_reply_body(server: HostileServer, path: str, monkeypatch) -> None:
-    monkeypatch.setattr("kb.remote._blocked", lambda _address: False)  # let 127.0.0.1 through
+    monkeypatch.setattr("kb.http_fetch.blocked", lambda _address: False)  # let 127.0.0.1 through
     with pytest.raises(KBError) as info:
         RemoteKB(server.url(path), retries=0, public=True).query("ASK {}")
     assert SECRET not in str(info.value)
