@@ -12,6 +12,7 @@ import os
 import signal
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -191,23 +192,34 @@ def test_two_ray_workers_give_the_same_answers_and_node_counts_as_in_process(tmp
     settings = SearchSettings(rounds=2, k=2, max_depth=3, early_stop_terminals=2, seed=0)
     import torch
 
-    # Same arithmetic both ways: a Ray worker with 1 CPU runs torch on 1 thread.
+    # Same arithmetic both ways: a Ray worker with 1 CPU runs torch on 1 thread. The
+    # in-process run goes in a thread beside the Ray run (3 torch threads on 2 cores
+    # instead of one engine after the other: about half the wall time).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        local = run_eval(qs, methods, spec, settings, tmp_path / "local", progress=False, save_traces=False)
+        with ThreadPoolExecutor(1) as pool:
+
+            def in_process():
+                torch.set_num_threads(1)  # OpenMP's thread count is per calling thread
+                return run_eval(
+                    qs, methods, spec, settings, tmp_path / "local", progress=False, save_traces=False
+                )
+
+            local_run = pool.submit(in_process)
+            remote = run_eval_ray(
+                qs,
+                methods,
+                spec,
+                settings,
+                tmp_path / "ray",
+                RayOptions(workers=2),
+                save_traces=False,
+                progress=False,
+            )
+            local = local_run.result()
     finally:
         torch.set_num_threads(threads)
-    remote = run_eval_ray(
-        qs,
-        methods,
-        spec,
-        settings,
-        tmp_path / "ray",
-        RayOptions(workers=2),
-        save_traces=False,
-        progress=False,
-    )
 
     def key(rows):
         return {(r.question_id, r.method): (r.answer, r.nodes, r.rounds, r.terminals, r.error) for r in rows}

@@ -150,8 +150,9 @@ def run_eval_ray(
     """Evaluate every pending (question, method) pair on Ray workers (see the module doc).
 
     `world_for` must be picklable (a module-level function or a frozen dataclass): each
-    worker calls it. Raises EvalInputError for a results file that `resume` must allow,
-    WorkerStartError when the first worker cannot build its world."""
+    worker calls it. Raises EvalInputError for a results file that `resume` must allow;
+    WorkerStartError when a worker cannot build its world, when the cluster cannot fit
+    one worker, or when every worker died (what finished is saved either way)."""
     import ray
 
     out = Path(out_dir)
@@ -218,7 +219,7 @@ def _drive(
     progress: bool,
 ) -> RayEvalResult:
     import ray
-    from ray.exceptions import RayActorError
+    from ray.exceptions import RayActorError, RayError, RayTaskError
 
     remote = ray.remote(EvalWorker).options(
         num_cpus=options.cpus_per_worker,
@@ -276,7 +277,12 @@ def _drive(
         question, method = pair
         try:
             row, trace = ray.get(ref)
-        except RayActorError as exc:  # the worker died mid-pair: the pair goes back, first
+        except RayTaskError as exc:  # raised past run()'s own handler: an error row, as in-process
+            write(failed_row(question, method, settings, RuntimeError(_cause(exc))), None)
+            idle.append(slot)
+            return
+        except RayError as exc:  # the worker died or lost the result: the pair goes back, first
+            ray.kill(slot.actor, no_restart=True)  # a no-op if it is dead already
             lost += 1
             key = (question.id, method.value)
             deaths[key] += 1
