@@ -165,6 +165,22 @@ def test_a_worker_killed_mid_pair_has_its_pair_retried_and_every_pair_is_written
     assert all(r.error == "" for r in read_rows([results_path(out)]))
 
 
+def test_cli_workers_flag_runs_the_pairs_on_ray_and_prints_the_same_table(
+    tmp_path, local_ray, monkeypatch, capsys
+):
+    import mcts.cli.eval_commands as cli_eval
+    from mcts.cli.main import main
+
+    qs = _toy_questions(tmp_path, 2)
+    monkeypatch.setattr(cli_eval, "_world_factory", lambda args: ToyWorlds())  # shipped to the workers
+    out = tmp_path / "run"
+    argv = ["eval", "--questions", str(tmp_path / "q.jsonl"), "--methods", "single,fast", "--out", str(out)]
+    assert main([*argv, "--rounds", "3", "--k", "3", "--workers", "2", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "| single |" in printed and "| fast |" in printed and "models loaded in" in printed
+    assert sorted(_pairs_in(out)) == sorted((q.id, m) for q in qs for m in ("single", "fast"))
+
+
 def test_cli_workers_flag_reports_a_bad_kb_in_one_line(tmp_path, local_ray, capsys):
     from mcts.cli.main import main
 
