@@ -176,3 +176,15 @@ def test_the_run_cache_has_its_own_folder_beside_the_model_cache(monkeypatch, tm
     assert run_cache.cache_dir() == tmp_path / "runs", "eviction never touches the converted model"
     monkeypatch.setenv("MCTS_KBQA_RUN_CACHE", str(tmp_path / "elsewhere"))
     assert run_cache.cache_dir() == tmp_path / "elsewhere"
+
+
+def test_preset_buttons_show_the_time_this_machine_measured(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("MCTS_KBQA_RUN_CACHE", str(tmp_path))
+    small = PRESETS["small"].settings
+    assert presets.expected_s("small", "cpu") == (presets.EXPECTED_S[("small", "cpu")], False)
+    presets.record_time(small.with_(rounds=small.rounds + 1), 5.0, gpu=False)  # not the preset: not timed
+    assert presets.expected_s("small", "cpu")[1] is False
+    for wall in (50.0, 70.0, 40.0):
+        presets.record_time(small.with_(method=Method.BEAM), wall, gpu=False)
+    assert presets.expected_s("small", "cpu") == (50.0, True)
+    assert "(timed here)" in presets.machine_defaults(gpu=False).buttons["small"]

@@ -20,7 +20,7 @@ import gradio as gr
 from mcts.search.loop import Search, one_line
 from mcts.search.settings import Method, SearchSettings
 from mcts.search.trace import Trace, trace_from_search
-from ui import public, run_cache
+from ui import presets, public, run_cache
 from ui.forms import CompareInputs, RunInputs, SearchForm
 from ui.render import figure, main_view, settings_line, tree_view
 from ui.session import Session
@@ -151,8 +151,10 @@ def _run(
     trace = trace_from_search(search)
     session.trace_path = write_trace(trace, settings.method.value, owner=session)
     session.recorded_tree = search.tree
-    if cache_key and search.result is not None and search.result.stop_reason not in ("cancelled", "error"):
-        run_cache.store(trace, cache_key)
+    if search.result is not None and search.result.stop_reason not in ("cancelled", "error"):
+        if cache_key:
+            run_cache.store(trace, cache_key)
+        presets.record_time(settings, search.result.cost.wall_s)  # the preset buttons' expected time
     yield {**main_view(session, _final_status(session)), "stop_btn": _enabled(False)}
 
 

@@ -9,17 +9,22 @@ below are measured (commands in README, "The app").
 
 from __future__ import annotations
 
+import json
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from mcts.search.presets import PRESETS
+from mcts.search.presets import PRESETS, preset_settings
 from mcts.search.settings import SearchSettings
 from ui.forms import form_values
+from ui.run_cache import cache_dir
 from ui.session import Session
 
-# Expected wall time of one demo question, bundled model warm, by preset and machine.
-# CPU: 2 cores. "paper" 4 min 12 s: issue 16's measurement ("Where was Barack Obama born?").
+# Reference wall time of one demo question, bundled model warm, by preset and machine,
+# shown until this machine has timed its own runs (`record_time`, median of the last 5).
+# CPU "paper" 4 min 12 s: issue 16's measurement on 2 cores ("Where was Barack Obama born?").
 EXPECTED_S: dict[tuple[str, str], float] = {
     ("paper", "cpu"): 252.0,
     ("small", "cpu"): 60.0,
@@ -49,6 +54,57 @@ def has_gpu() -> bool:
         return False
 
 
+KEEP_TIMES = 5
+
+
+def _times_path() -> Path:
+    return cache_dir() / "preset-times.json"
+
+
+def _read_times() -> dict[str, list[float]]:
+    try:
+        data = json.loads(_times_path().read_text(encoding="utf-8"))
+        return {k: [float(x) for x in v] for k, v in data.items() if isinstance(v, list)}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}  # no file yet, or a broken one: the reference figures stand
+
+
+def matching_preset(settings: SearchSettings) -> str | None:
+    """The preset `settings` is exactly (any method), else None: only those runs are timed."""
+    for name in PRESETS:
+        if preset_settings(name, settings.method) == settings:
+            return name
+    return None
+
+
+def record_time(settings: SearchSettings, wall_s: float, gpu: bool | None = None) -> None:
+    """Remember how long a finished run of an unchanged preset took on this machine."""
+    name = matching_preset(settings)
+    if name is None or wall_s <= 0:
+        return
+    key = f"{name}/{'gpu' if (has_gpu() if gpu is None else gpu) else 'cpu'}"
+    times = _read_times()
+    times[key] = [*times.get(key, []), round(wall_s, 1)][-KEEP_TIMES:]
+    try:
+        _times_path().parent.mkdir(parents=True, exist_ok=True)
+        _times_path().write_text(json.dumps(times), encoding="utf-8")
+    except OSError:
+        pass  # a read-only disk costs only the measured figure
+
+
+def expected_s(name: str, kind: str) -> tuple[float, bool]:
+    """(seconds, measured on this machine?) for one question with preset `name`."""
+    times = _read_times().get(f"{name}/{kind}")
+    if times:
+        return statistics.median(times), True
+    return EXPECTED_S.get((name, kind), 0.0), False
+
+
+def _expected(name: str, kind: str) -> str:
+    seconds, measured = expected_s(name, kind)
+    return _duration(seconds) + (" (timed here)" if measured else "")
+
+
 def _duration(seconds: float) -> str:
     return f"about {seconds:.0f} s" if seconds < 90 else f"about {seconds / 60:.0f} min"
 
@@ -65,17 +121,15 @@ def machine_defaults(gpu: bool | None = None) -> MachineDefaults:
     gpu = has_gpu() if gpu is None else gpu
     kind = "gpu" if gpu else "cpu"
     table = presets()
-    buttons = {
-        name: f"{PRESETS[name].label} · {_duration(EXPECTED_S.get((name, kind), 0.0))}" for name in table
-    }
+    buttons = {name: f"{PRESETS[name].label} · {_expected(name, kind)}" for name in table}
     if gpu:
         note = "GPU found: the form holds the **paper's settings** (12 rounds, k = 5)."
         return MachineDefaults(table["paper"], "paper", note, buttons)
     small = table["small"]
     note = (
         f"**No GPU here:** the form holds the **small** preset ({PRESETS['small'].label}; "
-        f"{small.rounds} rounds, k = {small.k}), {_duration(EXPECTED_S[('small', 'cpu')])} a question on "
-        f"this CPU. The paper's settings take {_duration(EXPECTED_S[('paper', 'cpu')])}."
+        f"{small.rounds} rounds, k = {small.k}), {_expected('small', 'cpu')} a question on "
+        f"this CPU. The paper's settings take {_expected('paper', 'cpu')}."
     )
     return MachineDefaults(small, "small", note, buttons)
 
