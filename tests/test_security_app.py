@@ -132,3 +132,16 @@ def test_public_page_hides_model_fields_and_free_kb_and_limits_uploads(public_mo
     assert kb.allow_custom_value is False
     assert {choice[1] for choice in kb.choices} == set(public_mode.allowed_kbs)
     assert app.launch_kwargs()["max_file_size"] == PUBLIC_LIMITS.max_upload_bytes
+
+
+def test_a_huge_uploaded_tree_is_not_re_scored_in_public_mode(public_mode, monkeypatch) -> None:
+    from ui import rescoring
+
+    monkeypatch.setattr(
+        public, "MODE", replace(public_mode, limits=replace(PUBLIC_LIMITS, max_rescore_nodes=3))
+    )
+    session = Session()
+    traces.load(session, str(TRACES / "fast-obama.json"))
+    assert len(session.tree) > 3
+    out = rescoring.rescore(session, [], "prompt", "any/model")
+    assert "re-scores trees of at most 3" in out["lab_status"]

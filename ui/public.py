@@ -47,6 +47,7 @@ class Limits:
     max_waiting: int = 16  # runs waiting for the model slot; more are refused
     runs_per_visitor: int | None = None  # runs one visitor may have running or waiting
     traces_kept: int = 500  # trace files kept in the app's folder (oldest removed)
+    max_rescore_nodes: int | None = None  # re-scoring costs one IG pass per node (an upload may hold 20k)
 
 
 LIMITS = Limits()
@@ -58,6 +59,7 @@ PUBLIC_LIMITS = Limits(
     max_waiting=8,
     runs_per_visitor=1,
     traces_kept=200,
+    max_rescore_nodes=300,
 )
 
 

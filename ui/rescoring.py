@@ -42,6 +42,9 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
         return _problem("Nothing to re-score yet: run a search or load a trace first.")
     if not prompt:
         return _problem("The IG prompt is empty.")
+    most = public.MODE.limits.max_rescore_nodes
+    if most is not None and len(tree) > most:
+        return _problem(f"This tree has {len(tree):,} nodes; this demo re-scores trees of at most {most:,}.")
     if len(prompt) > public.MODE.limits.max_ig_prompt_chars:
         return _problem(
             f"The IG prompt is too long (at most {public.MODE.limits.max_ig_prompt_chars:,} characters)."
