@@ -23,7 +23,7 @@ from kb.base import QueryResult
 from kb.flavour import FREEBASE, Flavour, iri_ref
 from kb.name_index import NameIndex
 from kb.observation import EntityHit
-from kb.query_worker import DEFAULT_MEMORY_MB, FORMATS, LOAD_TIMEOUT_S, WorkerPool, format_name
+from kb.query_worker import DEFAULT_MEMORY_MB, DEFAULT_SPARE, FORMATS, LOAD_TIMEOUT_S, WorkerPool, format_name
 
 # Query workers per store (env KB_QUERY_WORKERS): each holds a copy of the store; two
 # let one session's slow query leave another session's queries running.
@@ -46,7 +46,8 @@ def rdf_files(path: Path) -> list[Path]:
 class EmbeddedKB:
     """pyoxigraph store (in `workers` child processes) + name index, loaded from files.
     Implements `kb.base.KnowledgeBase`. `memory_mb`: what one query may use on top of the
-    loaded store (each child's address-space ceiling is set from it once loaded)."""
+    loaded store (each child's address-space ceiling is set from it once loaded); `spare`: keep
+    a second child loaded to take over at once after a stopped query (twice the memory)."""
 
     def __init__(
         self,
@@ -56,6 +57,7 @@ class EmbeddedKB:
         spec: str | None = None,
         workers: int = DEFAULT_WORKERS,
         memory_mb: int = DEFAULT_MEMORY_MB,
+        spare: bool = DEFAULT_SPARE,
     ):
         paths = [Path(source)] if isinstance(source, str | Path) else [Path(p) for p in source]
         files = [f for p in paths for f in rdf_files(p)]
@@ -63,7 +65,7 @@ class EmbeddedKB:
         self.flavour = flavour
         self.files = tuple(files)
         started = time.perf_counter()
-        self._pool = WorkerPool(self.files, size=workers, memory_mb=memory_mb)
+        self._pool = WorkerPool(self.files, size=workers, memory_mb=memory_mb, spare=spare)
         self.load_s = time.perf_counter() - started
         self.names = self._build_name_index()
         self.index_s = time.perf_counter() - started - self.load_s

@@ -44,6 +44,9 @@ _LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 # Memory a query may use (MB): the child's address-space ceiling (RLIMIT_AS) is its
 # virtual size once the store is loaded plus this much (env KB_QUERY_MEMORY_MB).
 DEFAULT_MEMORY_MB = int(os.environ.get("KB_QUERY_MEMORY_MB", "1024"))
+# A spare child per worker, loaded in the background, takes over at once after a kill
+# (env KB_QUERY_SPARE=0: none, half the memory, seconds of "still loading" instead).
+DEFAULT_SPARE = os.environ.get("KB_QUERY_SPARE", "1").strip() not in ("0", "false", "no", "off")
 LOAD_TIMEOUT_S = 300.0  # loading a large file set; queries have their own deadlines
 _LIVE: weakref.WeakSet[QueryWorker] = weakref.WeakSet()
 
@@ -177,24 +180,38 @@ def _result(reply: tuple[Any, ...]) -> QueryResult | None:
 
 
 class QueryWorker:
-    """One child process holding one store (empty when `files` is empty)."""
+    """One child process holding one store (empty when `files` is empty), and with
+    `spare=True` a second one loaded in the background that takes over at once when
+    the first is killed (reloading the real subset takes seconds; queries in between
+    would time out). The spare doubles the store's memory."""
 
-    def __init__(self, files: tuple[Path, ...] = (), *, memory_mb: int = DEFAULT_MEMORY_MB) -> None:
+    def __init__(
+        self, files: tuple[Path, ...] = (), *, memory_mb: int = DEFAULT_MEMORY_MB, spare: bool = DEFAULT_SPARE
+    ) -> None:
         self.files = tuple(str(f) for f in files)
         self.memory_mb = memory_mb
+        self.keep_spare = spare
         self.size = 0  # triples in the store, known once ready
         self._proc: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
+        self._spare: tuple[subprocess.Popen[bytes], Connection] | None = None
         self._ready = False
         self.restarts = 0
         self._start()
         _LIVE.add(self)
 
     def _start(self) -> None:
+        if self._spare is not None:  # already loading (or loaded) in the background
+            (self._proc, self._conn), self._spare = self._spare, None
+        else:
+            self._proc, self._conn = self._spawn()
+        self._ready = False
+
+    def _spawn(self) -> tuple[subprocess.Popen[bytes], Connection]:
         parent, child = socket.socketpair()
         # RUST_BACKTRACE off: an allocation failure then prints one line, not a page.
         env = {**os.environ, "MALLOC_ARENA_MAX": "2", "OMP_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
-        self._proc = subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "kb.query_worker", str(child.fileno()), str(self.memory_mb), *self.files],
             pass_fds=(child.fileno(),),
             stdin=subprocess.DEVNULL,
@@ -202,8 +219,7 @@ class QueryWorker:
             cwd=str(Path(__file__).resolve().parents[1]),
         )
         child.close()
-        self._conn = Connection(parent.detach())
-        self._ready = False
+        return proc, Connection(parent.detach())
 
     def _kill(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -246,6 +262,8 @@ class QueryWorker:
             raise ValueError(reply[1])
         self.size = reply[1]
         self._ready = True
+        if self.keep_spare and self._spare is None:  # loads while this one answers
+            self._spare = self._spawn()
 
     def request(
         self, op: str, sparql: str, *, timeout_s: float, max_rows: int = 10_000, limit_s: float | None = None
@@ -274,20 +292,33 @@ class QueryWorker:
 
     def close(self) -> None:
         self._kill()
+        if self._spare is not None:
+            proc, conn = self._spare
+            self._spare = None
+            proc.kill()
+            proc.wait()
+            conn.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # interpreter shutdown: nothing left to report to
-            self._kill()
+            self.close()
 
 
 class WorkerPool:
     """`size` workers over the same files; a request takes an idle one (waiting for one
     counts against its deadline), so concurrent sessions do not queue behind one query."""
 
-    def __init__(self, files: tuple[Path, ...] = (), *, size: int = 1, memory_mb: int = DEFAULT_MEMORY_MB):
+    def __init__(
+        self,
+        files: tuple[Path, ...] = (),
+        *,
+        size: int = 1,
+        memory_mb: int = DEFAULT_MEMORY_MB,
+        spare: bool = DEFAULT_SPARE,
+    ):
         if size < 1:
             raise ValueError("a worker pool needs at least one worker")
-        self.workers = [QueryWorker(files, memory_mb=memory_mb) for _ in range(size)]
+        self.workers = [QueryWorker(files, memory_mb=memory_mb, spare=spare) for _ in range(size)]
         self._idle: queue.SimpleQueue[QueryWorker] = queue.SimpleQueue()
         for w in self.workers:
             w.wait_ready()
