@@ -12,8 +12,9 @@ from kb.observation import Observation, Value
 from mcts.search.steps import Step
 from mcts.search.tree import Tree
 from tests.synthetic_tree import synthetic_tree
-from viz.figure import KINDS, LABEL_PX, PLOT_WIDTH_PX, best_value_path, build_figure, hover_text, node_kind
+from viz.figure import KINDS, best_value_path, build_figure, hover_text, node_kind
 from viz.layout import layout_tree
+from viz.legibility import LABEL_PX, PLOT_WIDTH_PX
 
 NODE_TRACES = {k.label for k in KINDS}
 
