@@ -10,9 +10,12 @@ median latency of the same queries three ways:
 
 Queries: 1-hop lookups (`<entity> ?p ?o LIMIT 20`) of the dev questions' topic entities,
 the shape the guided policy issues most, plus the `parse` check of `kb.sparql`.
+Then the cost of a stop: a self-join stopped at 0.3 s, and how long until the next
+query is answered, with the spare child (the default) and without (`spare=False`).
 Prints ratios; the last line is
 
     RESULT worker_ms=<median> inproc_ms=<median> worker_over_thread=<ratio> worker_over_inproc=<ratio>
+           ... after_stop_spare_s=<s> after_stop_reload_s=<s>
 
 Usage: .venv/bin/python bench/kb_worker.py [--repeats 200]
 """
@@ -20,6 +23,7 @@ Usage: .venv/bin/python bench/kb_worker.py [--repeats 200]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import statistics
@@ -59,7 +63,7 @@ def main() -> None:
 
     import pyoxigraph as ox
 
-    from kb.base import Term
+    from kb.base import QueryTimeout, Term
     from kb.embedded import EmbeddedKB
     from kb.query_worker import _term, parser_pool
 
@@ -100,15 +104,26 @@ def main() -> None:
         "parse_inproc": _median_ms(lambda q: empty.query(q), queries, args.repeats),
         "parse_worker": _median_ms(lambda q: parse.request("parse", q, timeout_s=5), queries, args.repeats),
     }
+    kb.close()
+    after_stop: dict[bool, float] = {}
+    for spare in (True, False):
+        store_kb = EmbeddedKB(DATA / "kb.nt.gz", spare=spare)
+        time.sleep(10)  # the spare finishes loading
+        with contextlib.suppress(QueryTimeout):
+            store_kb.query("SELECT (COUNT(*) AS ?c) WHERE { ?a ?p ?b . ?b ?q ?c2 }", timeout_s=0.3)
+        started = time.perf_counter()
+        store_kb.query("ASK { ?s ?p ?o }", timeout_s=60)
+        after_stop[spare] = time.perf_counter() - started
+        store_kb.close()
     for name, ms in rows.items():
         print(f"{name:>13}: {ms:7.3f} ms median over {args.repeats * len(queries)} queries")
     print(
         f"RESULT worker_ms={rows['worker']:.3f} inproc_ms={rows['inproc']:.3f} "
         f"worker_over_thread={rows['worker'] / rows['thread']:.2f} "
         f"worker_over_inproc={rows['worker'] / rows['inproc']:.2f} "
-        f"parse_worker_ms={rows['parse_worker']:.3f} parse_inproc_ms={rows['parse_inproc']:.3f}"
+        f"parse_worker_ms={rows['parse_worker']:.3f} parse_inproc_ms={rows['parse_inproc']:.3f} "
+        f"after_stop_spare_s={after_stop[True]:.2f} after_stop_reload_s={after_stop[False]:.2f}"
     )
-    kb.close()
 
 
 if __name__ == "__main__":
