@@ -349,6 +349,16 @@ def test_an_error_observation_is_a_state_like_any_other(tiny_kb, tools):
     assert opts and not any(o.kind == "done" for o in opts)
 
 
+def test_token_trie_runs_shared_prefixes_once_and_never_a_last_token():
+    from mcts.agents.lm_scoring import TokenTrie
+
+    trie = TokenTrie([[1, 2, 3], [1, 2, 4, 5], [1, 6], [7]])
+    assert [[trie.token[n] for n in path] for path in trie.paths] == [[1, 2, 3], [1, 2, 4, 5], [1, 6], [7]]
+    assert [trie.token[n] for n in trie.run] == [1, 2, 4]  # 3, 5, 6, 7 end a candidate
+    assert [trie.depth[n] for n in trie.run] == [0, 1, 2]
+    assert trie.ancestry() == [[True, False, False], [True, True, False], [True, True, True]]
+
+
 # ----- the real model ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def model():
@@ -368,7 +378,9 @@ def test_cached_batched_scores_equal_the_naive_reference(model, packed, monkeypa
     segments = ["You answer questions.\n", "Q: Who wrote Nineteen Eighty-Four?\n"]
     conts = [
         "Thought: Find the entity.\nAction: SearchNodes(",
+        "Thought: Find the entity.\nAction: SearchTypes(",  # shares all but its last tokens
         "Thought: Done.",
+        "!",  # one token: scored by the prompt's next-token distribution alone
         "Thought: Look at the relations of George Orwell (English novelist).\nAction: SearchGraphPatterns(",
     ]
     fast = scorer.score(segments, conts)

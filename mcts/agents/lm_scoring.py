@@ -8,13 +8,14 @@ only its new tokens. Prompt and candidate are tokenised separately and the ids
 concatenated (as the IG scorer does), so a candidate's tokens never depend on the
 prompt's last characters.
 
-The candidates then run PACKED: all of them in one row on top of the prompt's cache,
-each with its own positions (starting where the prompt ends) and an attention mask that
-lets a candidate's token see the prompt and its own earlier tokens only. One forward
-pass over the candidates' tokens scores them all; the prompt's cache is used in place
-(cropped back afterwards), never copied. (`packed=False` keeps the earlier path for the
-benchmark: right-padded batches, each on a copy of the cache repeated once per row;
-bench/demo_speed.py measures both.) Target log-probs are gathered per position.
+The candidates then run PACKED: merged into a token trie (their shared beginnings, e.g.
+"Thought: Look at the relations of", once), laid out in one row on top of the prompt's
+cache, each token at its own position (the prompt's length + its depth) with an attention
+mask that lets it see the prompt and its ancestors only. A candidate's last token is only
+a target, so it is never run. One forward pass scores them all; the prompt's cache is
+used in place (cropped back afterwards), never copied. (`packed=False` keeps the earlier
+path for the benchmark: right-padded batches, each on a copy of the cache repeated once
+per row; bench/demo_speed.py measures both.) Target log-probs are gathered per position.
 
 `naive_continuation_logprobs` is the one-sequence-at-a-time reference the tests compare
 against. This module knows nothing of prompts, tools or search.
@@ -168,35 +169,41 @@ class LMContinuationScorer:
     def _score_packed(
         self, cache: Any, first: Any, prefix_len: int, cont_ids: list[list[int]]
     ) -> tuple[list[ContinuationScore], int]:
-        """All candidates in one row per pass (see the module docstring)."""
-        import torch
-
-        device = self.loaded.device
+        """The candidates as one token trie per pass (see the module docstring)."""
         results: list[ContinuationScore] = []
         passes = 0
         chunk: list[list[int]] = []
         for i, ids in enumerate(cont_ids):
             chunk.append(ids)
-            full = sum(map(len, chunk)) + (len(cont_ids[i + 1]) if i + 1 < len(cont_ids) else 0)
-            if i + 1 < len(cont_ids) and full <= PACKED_TOKENS:
+            nxt = len(cont_ids[i + 1]) if i + 1 < len(cont_ids) else None
+            if nxt is not None and sum(map(len, chunk)) + nxt <= PACKED_TOKENS:
                 continue
-            width = sum(map(len, chunk))
-            flat = torch.tensor([t for ids in chunk for t in ids], device=device)
-            positions = torch.cat([torch.arange(prefix_len, prefix_len + len(c)) for c in chunk]).to(device)
-            # block[j] = which candidate token j belongs to; j sees j' <= j of its own block.
-            block = torch.cat([torch.full((len(c),), n) for n, c in enumerate(chunk)]).to(device)
-            own = (block[:, None] == block[None, :]) & torch.ones(
-                width, width, dtype=torch.bool, device=device
-            ).tril()
-            allowed = torch.cat([torch.ones(width, prefix_len, dtype=torch.bool, device=device), own], dim=1)
-            dtype = self.loaded.model.dtype
-            mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
+            results += self._score_trie(cache, first, prefix_len, chunk)
+            passes += 1
+            chunk = []
+        return results, passes
+
+    def _score_trie(
+        self, cache: Any, first: Any, prefix_len: int, chunk: list[list[int]]
+    ) -> list[ContinuationScore]:
+        import torch
+
+        trie = TokenTrie(chunk)
+        device, dtype = self.loaded.device, self.loaded.model.dtype
+        logprobs = None
+        if trie.run:  # else every candidate is one token: `first` scores them all
+            width = len(trie.run)
+            # Each run node sees the prompt, its ancestors and itself.
+            allowed = torch.ones(width, prefix_len + width, dtype=torch.bool)
+            allowed[:, prefix_len:] = torch.tensor(trie.ancestry())
+            mask = torch.zeros(allowed.shape, dtype=dtype)
             mask.masked_fill_(~allowed, torch.finfo(dtype).min)
+            positions = torch.tensor([prefix_len + trie.depth[n] for n in trie.run])
             try:
                 out = self.loaded.model(
-                    flat.unsqueeze(0),
-                    position_ids=positions.unsqueeze(0),
-                    attention_mask=mask[None, None],
+                    torch.tensor([[trie.token[n] for n in trie.run]], device=device),
+                    position_ids=positions.unsqueeze(0).to(device),
+                    attention_mask=mask[None, None].to(device),
                     use_cache=True,
                     **{self._kw: cache},
                 )
@@ -204,20 +211,19 @@ class LMContinuationScorer:
                 self._prefixes.clear()  # some layers may hold the candidates' tokens: rebuild next time
                 raise
             cache.crop(-width)  # the prompt's cache is shared: drop the candidates' tokens (a view)
-            passes += 1
             logprobs = torch.log_softmax(out.logits[0].float(), dim=-1)
-            start = 0
-            for ids in chunk:
-                n = len(ids)
-                target = flat[start : start + n]
-                total = first[target[0]]
-                if n > 1:
-                    rows = logprobs[start : start + n - 1]  # position j predicts token j + 1
-                    total = total + rows.gather(-1, target[1:].unsqueeze(-1)).sum()
-                results.append(ContinuationScore(float(total) / n, n))
-                start += n
-            chunk = []
-        return results, passes
+        results = []
+        for ids, path in zip(chunk, trie.paths, strict=True):
+            total = first[ids[0]]
+            if len(ids) > 1:
+                assert logprobs is not None
+                rows = torch.tensor([trie.row[n] for n in path[:-1]], device=logprobs.device)
+                total = (
+                    total
+                    + logprobs[rows].gather(-1, torch.tensor(ids[1:], device=logprobs.device)[:, None]).sum()
+                )
+            results.append(ContinuationScore(float(total) / len(ids), len(ids)))
+        return results
 
     def _score_padded(
         self, cache: Any, first: Any, prefix_len: int, cont_ids: list[list[int]]
@@ -261,6 +267,48 @@ class LMContinuationScorer:
                 results[i] = ContinuationScore(float(total) / n, n)
             del batch_cache
         return [r for r in results if r is not None], passes
+
+
+class TokenTrie:
+    """Candidates' token ids merged on shared prefixes ("Thought: Look at the relations of").
+
+    Node n holds `token[n]` at `depth[n]` (0 = a candidate's first token) under
+    `parent[n]` (-1: the prompt). `paths[c]` are candidate c's nodes. Only nodes with a
+    child are run through the model (`run`, parents before children; `row[n]` = n's row
+    there): a candidate's last token is a target and is never read.
+    """
+
+    def __init__(self, candidates: Sequence[Sequence[int]]) -> None:
+        self.token: list[int] = []
+        self.parent: list[int] = []
+        self.depth: list[int] = []
+        self.paths: list[list[int]] = []
+        index: dict[tuple[int, int], int] = {}
+        for ids in candidates:
+            node, path = -1, []
+            for t in ids:
+                key = (node, t)
+                if key not in index:
+                    index[key] = len(self.token)
+                    self.token.append(t)
+                    self.parent.append(node)
+                    self.depth.append(self.depth[node] + 1 if node >= 0 else 0)
+                node = index[key]
+                path.append(node)
+            self.paths.append(path)
+        has_child = {p for p in self.parent if p >= 0}
+        self.run = [n for n in range(len(self.token)) if n in has_child]
+        self.row = {n: r for r, n in enumerate(self.run)}
+
+    def ancestry(self) -> list[list[bool]]:
+        """ancestry()[i][j]: run node j is run node i or one of its ancestors."""
+        rows: list[list[bool]] = []
+        for n in self.run:
+            parent = self.parent[n]
+            row = list(rows[self.row[parent]]) if parent >= 0 else [False] * len(self.run)
+            row[self.row[n]] = True
+            rows.append(row)
+        return rows
 
 
 def naive_continuation_logprobs(
