@@ -216,6 +216,19 @@ def ranking_study_markdown(comparisons: Sequence[ParentComparison], *, seed: int
             f"| {name} | {s.parents} | {_fmt_ci(top1)}% | {_fmt_ci(tau, 1.0, 3)} ({s.tau_parents}) "
             f"| {_fmt_ci(top1_inf)}% ({len(informative)}) |"
         )
+    random_rows = [c for c in comparisons if c.ranker == "random"]
+    if random_rows:  # the seeded order is one draw; its expectation on the same groups is exact
+
+        def expected_top1(c: ParentComparison) -> float:
+            return sum(v == max(c.true_values) for v in c.true_values) / len(c.true_values)
+
+        informative = [c for c in random_rows if len(set(c.true_values)) > 1]
+        top1 = bootstrap_ci(_by_question(random_rows, expected_top1), seed=seed)
+        top1_inf = bootstrap_ci(_by_question(informative, expected_top1), seed=seed)
+        lines.append(
+            f"| random (expected over all orders) | {len(random_rows)} | {_fmt_ci(top1)}% | 0 "
+            f"| {_fmt_ci(top1_inf)}% ({len(informative)}) |"
+        )
     return "\n".join(lines)
 
 
