@@ -359,7 +359,8 @@ def parser_pool() -> WorkerPool:
     global _PARSER
     with _PARSER_LOCK:
         if _PARSER is None:
-            _PARSER = WorkerPool((), size=1, memory_mb=min(DEFAULT_MEMORY_MB, 512))
+            # No spare: an empty store restarts in a fraction of a second.
+            _PARSER = WorkerPool((), size=1, memory_mb=min(DEFAULT_MEMORY_MB, 512), spare=False)
         return _PARSER
 
 
