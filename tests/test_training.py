@@ -122,3 +122,18 @@ def test_shipped_adapter_is_default_for_the_bundled_model_only_and_switchable_of
 def test_trained_adapter_ranks_gold_relation_first_more_often_on_choose_questions():
     info = json.loads((BUNDLED_POLICY_ADAPTER / "relation_adapter.json").read_text())["trained"]
     assert info["trained"]["choose_top1"] > info["zero_shot"]["choose_top1"]
+
+
+def test_world_ranks_relations_with_the_adapter_and_traces_name_it(tiny_ttl: Path):
+    from kb.spec import open_kb
+    from mcts.agents.world import _adapted_tools
+    from mcts.search.run_meta import RunMeta
+
+    kb = open_kb(str(tiny_ttl))
+    tools, lora = _adapted_tools(kb, str(BUNDLED_POLICY_ADAPTER))
+    assert isinstance(tools.ranker, AdaptedRanker) and lora is None
+    base_tools, _ = _adapted_tools(kb, "")
+    assert not isinstance(base_tools.ranker, AdaptedRanker)
+    meta = RunMeta(policy_model="smollm2-135m", policy_adapter=describe_adapter(str(BUNDLED_POLICY_ADAPTER)))
+    assert RunMeta.from_dict(meta.to_dict()).policy_adapter == "relation_retriever (relation retriever)"
+    assert RunMeta.from_dict({"policy_model": "x"}).policy_adapter == ""  # traces from before: base policy
