@@ -339,8 +339,9 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     return demo
 
 
-# Node table: narrow numeric columns, the action takes what is left (readable at 800 px).
-NODE_TABLE_WIDTHS = ["4%", "5%", "5%", "5%", "33%", "9%", "4%", "6%", "6%", "8%", "8%", "7%"]
+# Node table in pixels (about 1,150 in all): it fits at 1280 px and scrolls sideways below,
+# where percentages squeezed the numbers to a character per line.
+NODE_TABLE_WIDTHS = ["44px", "72px", "58px", "62px", "400px", "90px", "48px", "64px", "64px", "80px", "98px", "64px"]  # fmt: skip
 
 
 def launch_kwargs() -> dict[str, Any]:

@@ -76,6 +76,8 @@ def gold_markdown(found: GoldCheck | None) -> str:
     names = ", ".join(g.name or "?" for g in found.gold)
     if found.f1 is None:
         return f"**Gold answer** (example file): {names}"
+    if found.predicted == 0:
+        return f"**Gold answer** (example file): {names} · this run gave **no answer** (F1 0.00)"
     verdict = "right" if found.f1 == 1.0 else ("partly right" if found.f1 > 0 else "wrong")
     return (
         f"**Gold answer** (example file): {names} · this run is **{verdict}**: "

@@ -83,6 +83,7 @@ CSS = """
 #vote-table th, #vote-table th *, #node-table th, #node-table th * {
   white-space: nowrap !important; word-break: keep-all !important; overflow-wrap: normal !important; }
 #node-table td, #vote-table td { font-size: 0.82rem; }
+
 #node-table td *, #vote-table td * { word-break: normal !important; overflow-wrap: anywhere; }
 #node-detail table { display: block; overflow-x: auto; max-width: 100%; }
 #node-detail td, #node-detail th { white-space: nowrap; padding: 2px 8px; }
