@@ -110,8 +110,13 @@ def best_found_f1(run: StoredRun) -> float:
 
 
 def answer_rules_markdown(runs: Sequence[StoredRun], rules: Sequence[VoteMode] = ANSWER_RULES) -> str:
-    """One row per run label: F1 of every answer rule on the same trees, with 95% CIs."""
+    """One row per run label: F1 of every answer rule on the same trees, with 95% CIs.
+
+    Only questions every label finished count, so rows compare like with like.
+    """
     labels = sorted({r.label for r in runs})
+    common = set.intersection(*({r.question_id for r in runs if r.label == label} for label in labels))
+    runs = [r for r in runs if r.question_id in common]
     head = "| runs | n | " + " | ".join(m.value for m in rules) + " | best found (oracle) |"
     lines = [head, "|---|---:|" + "---:|" * (len(rules) + 1)]
     for label in labels:
