@@ -125,6 +125,7 @@ def test_the_run_cache_keys_by_everything_and_stays_bounded(tmp_path) -> None:
         run_cache.run_key(trace.question, "demo", trace.settings.with_(k=5), **args, code="v1"),
         run_cache.run_key(trace.question, "demo", trace.settings, **{**args, "scorer_model": "x"}, code="v1"),
         run_cache.run_key(trace.question, "demo", trace.settings, **args, code="v2"),
+        run_cache.run_key(trace.question, "demo", trace.settings, **args, policy_adapter="lora", code="v1"),
     ]
     assert key not in others and len(set(others)) == len(others)
     assert run_cache.lookup(key, tmp_path) is None
@@ -136,6 +137,8 @@ def test_the_run_cache_keys_by_everything_and_stays_bounded(tmp_path) -> None:
     assert len(list(tmp_path.glob("*.json"))) == 3
     (tmp_path / "broken.json").write_text("{not json")
     assert run_cache.lookup("broken", tmp_path) is None and not (tmp_path / "broken.json").exists()
+    shipped = replace(trace, meta=replace(trace.meta, policy_adapter="retriever"))
+    assert run_cache.trace_key(shipped, code="v1") != run_cache.trace_key(trace, code="v1")
     assert run_cache.cacheable("Who directed Inception?", "demo")
     assert not run_cache.cacheable("Who directed Inception?", "/some/kb.ttl")
 

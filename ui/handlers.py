@@ -66,13 +66,14 @@ def _problem(message: str) -> dict[str, Any]:
 def _cache_key(form: RunInputs, question: str, settings: SearchSettings) -> str | None:
     if not run_cache.cacheable(question, form.kb_spec):
         return None
-    from mcts.agents.models import resolve_model_names
+    from mcts.agents.models import describe_adapter, resolve_model_names, resolve_policy_adapter
 
     policy_kind, policy_model, scorer_model, endpoint = form.models()
     policy_name, scorer_name = resolve_model_names(policy_model or None, scorer_model or None)
+    adapter = "" if endpoint else describe_adapter(resolve_policy_adapter(None, policy_name))  # as the world
     return run_cache.run_key(
         question, form.kb_spec, settings, policy_kind=policy_kind, policy_model=endpoint or policy_name,
-        scorer_model=scorer_name, rules=form.rules or [], ig_prompt=form.ig_prompt,
+        scorer_model=scorer_name, rules=form.rules or [], ig_prompt=form.ig_prompt, policy_adapter=adapter,
     )  # fmt: skip
 
 

@@ -53,6 +53,7 @@ def run_key(
     scorer_model: str,
     rules: tuple[str, ...] | list[str],
     ig_prompt: str,
+    policy_adapter: str = "",
     code: str | None = None,
 ) -> str:
     """A digest of everything a recorded run depends on (models as resolved names)."""
@@ -60,7 +61,7 @@ def run_key(
         "question": " ".join(question.split()).casefold(),
         "kb": (kb_spec or "demo").strip(),
         "settings": settings.to_dict(),
-        "models": [policy_kind, policy_model, scorer_model],
+        "models": [policy_kind, policy_model, scorer_model, policy_adapter],
         "rules": sorted(rules),
         "ig_prompt": ig_prompt.strip(),
         "code": code or code_version(),
@@ -73,7 +74,7 @@ def trace_key(trace: Trace, code: str | None = None) -> str:
     return run_key(
         trace.question, meta.kb_spec, trace.settings, policy_kind=meta.policy_kind,
         policy_model=meta.policy_model, scorer_model=meta.scorer_model,
-        rules=trace.cleaning_rules, ig_prompt=trace.ig_prompt, code=code,
+        rules=trace.cleaning_rules, ig_prompt=trace.ig_prompt, policy_adapter=meta.policy_adapter, code=code,
     )  # fmt: skip
 
 
