@@ -114,7 +114,7 @@ def _run(
     cache_key = _cache_key(form, question, settings)
     cached = run_cache.lookup(cache_key) if cache_key and not fresh else None
     if cached is not None:
-        yield from _replay_cached(session, *cached)
+        yield from _replay_cached(session, cached[0])
         return
     # The examples fold away so that the status and the tree move up to where the eye is.
     yield {"status": "**Starting**…", "examples_box": gr.update(open=False)}
@@ -168,7 +168,7 @@ def run_fresh(
     yield from run(session, form, request, fresh=True)
 
 
-def _replay_cached(session: Session, trace: Trace, path: Any) -> Iterator[dict[str, Any]]:
+def _replay_cached(session: Session, trace: Trace) -> Iterator[dict[str, Any]]:
     """Show a cached run round by round, as if it ran now (no model is loaded)."""
     open_trace(session, trace, None)
     yield {"examples_box": gr.update(open=False)}
