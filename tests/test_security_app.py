@@ -122,18 +122,6 @@ def test_trace_files_go_to_per_session_folders_and_the_oldest_are_removed(public
     )
 
 
-def test_public_page_hides_model_fields_and_free_kb_and_limits_uploads(public_mode) -> None:
-    import app
-
-    demo = app.build_app()
-    by_label = {getattr(b, "label", None): b for b in demo.blocks.values()}
-    assert by_label["Models"].visible is False
-    kb = by_label["Knowledge base"]
-    assert kb.allow_custom_value is False
-    assert {choice[1] for choice in kb.choices} == set(public_mode.allowed_kbs)
-    assert app.launch_kwargs()["max_file_size"] == PUBLIC_LIMITS.max_upload_bytes
-
-
 def test_a_huge_uploaded_tree_is_not_re_scored_in_public_mode(public_mode, monkeypatch) -> None:
     from ui import rescoring
 
@@ -145,3 +133,42 @@ def test_a_huge_uploaded_tree_is_not_re_scored_in_public_mode(public_mode, monke
     assert len(session.tree) > 3
     out = rescoring.rescore(session, [], "prompt", "any/model")
     assert "re-scores trees of at most 3" in out["lab_status"]
+
+
+def test_the_public_page_hides_the_fields_and_its_api_cannot_override_them(
+    public_mode, monkeypatch, tmp_path: Path
+) -> None:
+    """The layout, then the launched app driven with gradio_client as the issue's probes did."""
+    gradio_client = pytest.importorskip("gradio_client")
+    import app
+
+    asked: list[RunInputs] = []
+
+    def fake_world(form: RunInputs, method: Any) -> Any:
+        asked.append(form)
+        return _World()
+
+    monkeypatch.setattr(handlers, "get_world", fake_world)
+    demo = app.build_app()
+    by_label = {getattr(b, "label", None): b for b in demo.blocks.values()}
+    assert by_label["Models"].visible is False
+    kb = by_label["Knowledge base"]
+    assert kb.allow_custom_value is False
+    assert {choice[1] for choice in kb.choices} == set(public_mode.allowed_kbs)
+    assert app.launch_kwargs()["max_file_size"] == PUBLIC_LIMITS.max_upload_bytes
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, **app.launch_kwargs())
+    try:
+        client = gradio_client.Client(demo.local_url, verbose=False, download_files=str(tmp_path / "dl"))
+        args = {f.name: v for f, v in zip(fields(RunInputs), _form().__dict__.values(), strict=True)}
+        args.update(policy_endpoint="http://169.254.169.254/v1", scorer_model="/root", method="fast")
+        with pytest.raises(Exception, match="not in the list of choices"):  # Gradio's own check, first
+            client.predict(**{**args, "kb_spec": "/etc/passwd"}, api_name="/run")
+        assert asked == []  # refused before any world was built
+        client.predict(**args, api_name="/run")
+        assert asked and (asked[-1].policy_endpoint, asked[-1].scorer_model) == ("", "")
+        big = tmp_path / "big.json"
+        big.write_bytes(b" " * (PUBLIC_LIMITS.max_upload_bytes + 1))
+        with pytest.raises(Exception, match="(?i)size|large|exceed"):
+            client.predict(gradio_client.handle_file(str(big)), api_name="/load_trace")
+    finally:
+        demo.close()
