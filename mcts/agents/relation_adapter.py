@@ -12,7 +12,8 @@ with q, r the frozen, unit-length MiniLM vectors of the phrase and the readable 
 text, and U, V of shape (384, rank). V starts at zero, so an untrained adapter is the
 zero-shot ranker; the vectors stay the embedder's, so its vector cache is reused.
 
-Saved as a folder: `relation_adapter.json` (kind, rank, how it was trained) and
+Saved as a folder: `relation_adapter.json` (kind, rank, how it was trained, and optionally
+`similarity_prior`: the weight of the guided policy's similarity prior chosen with it) and
 `weights.npz` (U, V), about 100 KB; numpy is all it needs at run time.
 """
 
@@ -59,6 +60,13 @@ class RelationAdapter:
             raise ValueError(f"{folder}: not a relation-retriever adapter (kind {info.get('kind')!r})")
         with np.load(folder / WEIGHTS_FILE, allow_pickle=False) as data:
             return cls(u=data["u"], v=data["v"], info=info)
+
+
+def prior_weight(folder: str | Path) -> float | None:
+    """The guided policy's similarity-prior weight chosen with this adapter, if any."""
+    info = json.loads((Path(folder) / CONFIG_FILE).read_text(encoding="utf-8"))
+    weight = info.get("similarity_prior")
+    return float(weight) if weight is not None else None
 
 
 def is_relation_adapter(folder: str | Path) -> bool:

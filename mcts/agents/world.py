@@ -126,7 +126,7 @@ def _build(
     if policy_kind == "guided":
         from mcts.agents.policy_guided import GuidedPolicy
 
-        policy = GuidedPolicy(load_model(pol_name, adapter=lora), tools)
+        policy = GuidedPolicy(load_model(pol_name, adapter=lora), tools, priors=_adapter_priors(adapter))
         policy_id = pol_name
     else:
         from mcts.agents.policy_react import ReActPolicy
@@ -159,6 +159,16 @@ def _build(
         policy_adapter=describe_adapter(adapter),
     )
     return World(kb=kb, tools=tools, policy=policy, scorer=scorer, meta=meta)
+
+
+def _adapter_priors(adapter: str) -> Any:
+    """The guided policy's priors with the relation-similarity weight a retriever adapter
+    was chosen with (`similarity_prior` in its config, measured on the choose questions)."""
+    from mcts.agents.guided_options import Priors
+    from mcts.agents.relation_adapter import is_relation_adapter, prior_weight
+
+    weight = prior_weight(adapter) if adapter and is_relation_adapter(adapter) else None
+    return Priors(similarity=weight) if weight is not None else None
 
 
 def _adapted_tools(kb: Any, adapter: str) -> tuple[Any, str | None]:

@@ -104,7 +104,7 @@ def path_patterns(path: Sequence[str]) -> list[tuple[str, tuple[str, ...]]]:
     return out
 
 
-class _RecordingRanker:
+class RecordingRanker:
     """Delegates to a ranker and remembers the last texts it ranked (all candidates)."""
 
     def __init__(self, base: Any) -> None:
@@ -121,7 +121,7 @@ def _names(values: Sequence[Value], limit: int = 3) -> str:
     return shown + (", ..." if len(values) > limit else "")
 
 
-def build_trajectory(record: dict[str, Any], tools: Any, recorder: _RecordingRanker) -> Trajectory:
+def build_trajectory(record: dict[str, Any], tools: Any, recorder: RecordingRanker) -> Trajectory:
     """The trajectory of one question (see the module docstring); `tools` ranks with `recorder`."""
     question = str(record["question"])
     path = list(record.get("path") or [])
@@ -231,7 +231,7 @@ def build_all(
     from kb.relation_ranker import default_ranker
     from kb.tools import Toolbox
 
-    recorder = _RecordingRanker(ranker or default_ranker())
+    recorder = RecordingRanker(ranker or default_ranker())
     tools = Toolbox(kb, ranker=recorder)
     prompt = PromptConfig.for_flavour(tools.flavour.name, max_demos=0)
     reasons: dict[str, int] = {}
