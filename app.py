@@ -265,6 +265,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
             **page.wire(handlers.run_fresh, form=RunInputs, outputs=main, decorate=GPU), api_name="fresh_run", **models
         )  # fmt: skip
         c["fresh_btn"].click(None, js=SCROLL_TO_STATUS_JS)
+        c["question"].submit(None, js=SCROLL_TO_STATUS_JS)
         submit_event = c["question"].submit(**admit).success(**run, api_visibility="private", **models)
         sync = page.wire(replay.sync_replay, outputs=replay_out)
         for event, name in ((run_event, "sync_replay"), (fresh_event, None), (submit_event, None)):
