@@ -141,7 +141,7 @@ class WorldSpec:
     scorer_model: str | None
     policy_endpoint: str | None
     constant_reward: float
-    policy_adapter: str | None = None  # a trained adapter for the policy model (when the flag exists)
+    policy_adapter: str | None = None  # --policy-adapter, as given (build_world resolves it)
 
     def __call__(self, method: Method) -> Any:
         from mcts.agents.world import build_world
@@ -166,7 +166,7 @@ def _world_factory(args: argparse.Namespace) -> WorldSpec:
         args.scorer_model,
         args.policy_endpoint,
         args.constant_reward,
-        getattr(args, "policy_adapter", None),
+        args.policy_adapter,
     )
 
 
