@@ -246,8 +246,14 @@ def test_two_methods_run_side_by_side_under_their_question_and_settings(server) 
     args = run_args(rounds=1, k=2)
     for key in ("method", "rules", "ig_prompt"):
         args.pop(key)
-    out = c.predict(**args, method_a="fast", method_b="single", api_name="/compare")
-    status, info, plot_a, cost_a, plot_b, cost_b = out
+    job = c.submit(**args, method_a="fast", method_b="single", api_name="/compare")
+    while not job.done():
+        time.sleep(0.5)
+    unchanged = {"__type__": "update"}
+    # Each pane as last drawn (an update leaves the others alone).
+    status, info, plot_a, cost_a, plot_b, cost_b = (
+        [u[i] for u in job.outputs() if u[i] is not None and u[i] != unchanged][-1] for i in range(6)
+    )
     assert status == "**Comparison finished.**"
     assert QUESTION in info and "rounds 1 · k 2" in info
     assert cost_a.startswith("**fast**") and cost_b.startswith("**single**")
