@@ -137,3 +137,12 @@ def test_world_ranks_relations_with_the_adapter_and_traces_name_it(tiny_ttl: Pat
     meta = RunMeta(policy_model="smollm2-135m", policy_adapter=describe_adapter(str(BUNDLED_POLICY_ADAPTER)))
     assert RunMeta.from_dict(meta.to_dict()).policy_adapter == "relation_retriever (relation retriever)"
     assert RunMeta.from_dict({"policy_model": "x"}).policy_adapter == ""  # traces from before: base policy
+
+
+def test_guided_policy_uses_the_similarity_weight_chosen_with_the_adapter():
+    from mcts.agents.relation_adapter import prior_weight
+    from mcts.agents.world import _adapter_priors
+
+    weight = prior_weight(BUNDLED_POLICY_ADAPTER)
+    assert weight is not None and _adapter_priors(str(BUNDLED_POLICY_ADAPTER)).similarity == weight
+    assert _adapter_priors("") is None  # the base policy keeps its own priors

@@ -86,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--adapter", default=None, help="relation retriever folder (default: the shipped one)"
     )
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument(
+        "--write", action="store_true", help="store the best weight for the trained retriever in its config"
+    )
     args = parser.parse_args(argv)
 
     from kb.relation_ranker import default_ranker
@@ -100,7 +103,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     rankers = {"zero-shot": base, "trained": AdaptedRanker(base, adapter)}
     result = first_choice_accuracy(records, open_kb(args.kb), load_model(None), rankers)
     print(json.dumps({"part": args.part, **result}, indent=1))
+    if args.write:
+        trained = {float(k[2:]): v for k, v in result["trained"].items() if k.startswith("w=")}
+        best = min(w for w, acc in trained.items() if acc == max(trained.values()))  # smallest among ties
+        set_prior_weight(args.adapter or BUNDLED_POLICY_ADAPTER, best, {"part": args.part, **result})
+        print(f"similarity_prior = {best:g} written to {args.adapter or BUNDLED_POLICY_ADAPTER}")
     return 0
+
+
+def set_prior_weight(folder: Any, weight: float, evidence: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from mcts.agents.relation_adapter import CONFIG_FILE
+
+    path = Path(folder) / CONFIG_FILE
+    info = json.loads(path.read_text(encoding="utf-8"))
+    info.update(similarity_prior=weight, similarity_prior_chosen_on=evidence)
+    path.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
