@@ -169,6 +169,7 @@ def test_rescore_with_a_rule_switched_off_changes_cleaned_history_and_rewards(fi
     lab_status, _changes, reward_table = out[0], out[1], out[2]
     assert lab_status.startswith("**Re-scored**"), lab_status
     moved = int(re.search(r"(\d+) rewards changed", lab_status).group(1))
+    assert re.search(r"\d+ nodes changed rank, ringed in the trees", lab_status), lab_status
     assert moved >= 1, "thoughts back in the history must move some reward"
     deltas = [row[4] for row in table_rows(reward_table) if row[4] is not None]
     assert any(abs(d) > 1e-6 for d in deltas)
