@@ -68,15 +68,36 @@ def test_the_policy_proposes_the_question_entity_at_the_root_of_a_remote_kb(remo
     assert [c.action.render() for c in cands] == ['SearchNodes("Barack Obama")']
 
 
+class MemoScorer:
+    """The real LM scorer, remembered per (prompt, candidates): where the endpoint's path
+    reaches the very state the embedded path reached, its scores are not computed twice
+    (a deterministic function remembered; a diverging path is scored afresh)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.usage, self.memo = inner, inner.usage, {}
+
+    def score(self, prompt, continuations):
+        key = (tuple(prompt) if not isinstance(prompt, str) else (prompt,), tuple(continuations))
+        if key not in self.memo:
+            self.memo[key] = self.inner.score(prompt, continuations)
+        return self.memo[key]
+
+
 @pytest.mark.slow
 def test_greedy_paths_give_the_same_answers_on_the_endpoint_and_the_embedded_store(demo_server, demo_kb):
+    from mcts.agents.lm_scoring import LMContinuationScorer
     from mcts.agents.models import load_model
 
     model = load_model(None)
-    stores = {"embedded": Toolbox(demo_kb), "remote": Toolbox(RemoteKB(demo_server.url))}
+    scorer = MemoScorer(LMContinuationScorer(model))
+    # A generous tool time limit: a loaded CI machine must not turn a query into an error.
+    stores = {
+        "embedded": Toolbox(demo_kb, timeout_s=60),
+        "remote": Toolbox(RemoteKB(demo_server.url), timeout_s=60),
+    }
     answers: dict[str, list[list[str]]] = {name: [] for name in stores}
     for name, tools in stores.items():
-        policy = GuidedPolicy(model, tools)
+        policy = GuidedPolicy(model, tools, scorer=scorer)
         for record in demo_records():
             answer, history = greedy_path(policy, tools, record["question"], max_depth=3)
             assert history and history[0].action.tool == "SearchNodes", (name, record["question"])
