@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -139,10 +140,16 @@ def test_world_ranks_relations_with_the_adapter_and_traces_name_it(tiny_ttl: Pat
     assert RunMeta.from_dict({"policy_model": "x"}).policy_adapter == ""  # traces from before: base policy
 
 
-def test_guided_policy_uses_the_similarity_weight_chosen_with_the_adapter():
+def test_guided_policy_uses_the_similarity_weight_chosen_with_the_adapter(tmp_path: Path):
     from mcts.agents.relation_adapter import prior_weight
     from mcts.agents.world import _adapter_priors
 
-    weight = prior_weight(BUNDLED_POLICY_ADAPTER)
-    assert weight is not None and _adapter_priors(str(BUNDLED_POLICY_ADAPTER)).similarity == weight
+    folder = tmp_path / "adapter"
+    shutil.copytree(BUNDLED_POLICY_ADAPTER, folder)
+    config = folder / "relation_adapter.json"
+    info = {k: v for k, v in json.loads(config.read_text()).items() if not k.startswith("similarity_prior")}
+    config.write_text(json.dumps(info))
+    assert prior_weight(folder) is None and _adapter_priors(str(folder)) is None  # the policy's own priors
+    config.write_text(json.dumps({**info, "similarity_prior": 8.0}))
+    assert _adapter_priors(str(folder)).similarity == 8.0
     assert _adapter_priors("") is None  # the base policy keeps its own priors
