@@ -113,7 +113,9 @@ def test_retriever_training_saves_adapter_curve_and_resumes(dev_trajectories, tm
 def test_shipped_adapter_is_default_for_the_bundled_model_only_and_switchable_off():
     assert is_relation_adapter(BUNDLED_POLICY_ADAPTER)
     assert sum(f.stat().st_size for f in BUNDLED_POLICY_ADAPTER.iterdir()) < 20_000_000
-    assert resolve_policy_adapter(None, "smollm2-135m") == str(BUNDLED_POLICY_ADAPTER)
+    assert resolve_policy_adapter(None, "smollm2-135m") == ""  # the demo KB: base policy (measured better)
+    assert resolve_policy_adapter(None, "smollm2-135m", "fbqa") == str(BUNDLED_POLICY_ADAPTER)
+    assert resolve_policy_adapter(None, "smollm2-135m", "demo-wikidata") == ""
     assert resolve_policy_adapter("none", "smollm2-135m") == ""
     assert resolve_policy_adapter(None, "meta-llama/Llama-3.1-8B-Instruct") == ""
     assert describe_adapter(str(BUNDLED_POLICY_ADAPTER)) == "relation_retriever (relation retriever)"

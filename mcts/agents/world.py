@@ -82,7 +82,7 @@ def build_world(
     pol_name, sco_name = resolve_model_names(policy_model, scorer_model)
     from mcts.agents.models import resolve_policy_adapter
 
-    adapter = resolve_policy_adapter(policy_adapter, pol_name)
+    adapter = resolve_policy_adapter(policy_adapter, pol_name, spec)
     constant = Method(method) == Method.CONSTANT
     key = (
         spec,
