@@ -15,7 +15,7 @@ from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[2]
 
-# What a recorded tree depends on: candidates (policy, options, prompts, few-shot demos),
+# What a recorded tree depends on: candidates (policy, options, prompts, few-shot demos, adapter),
 # the cleaned histories (cleaning) and the rewards (scorer, lm_scoring).
 FINGERPRINTED = (
     "mcts/agents/policy_guided.py",
@@ -26,6 +26,10 @@ FINGERPRINTED = (
     "mcts/agents/lm_scoring.py",
     "mcts/agents/scorer.py",
     "mcts/search/cleaning.py",
+    # The shipped policy adapter (a trained relation retriever) and the code applying it.
+    "mcts/agents/relation_adapter.py",
+    "models/relation_retriever/weights.npz",
+    "models/relation_retriever/relation_adapter.json",
     "examples/fewshot_demo.md",
     "examples/fewshot_freebase.md",
     "examples/fewshot_wikidata.md",
