@@ -162,7 +162,7 @@ def test_real_model_runs_end_to_end_and_is_reproducible(model, demo_kb):
     tools = Toolbox(demo_kb)
     pol = ReActPolicy(model, fewshot="demo", max_new_tokens=96)
     history: list[Step] = []
-    for depth in range(3):
+    for depth in range(2):  # the root and one step on: free generation is the suite's slowest part
         cands = pol.propose(Q, history, 3, rng=random.Random(depth))
         assert 1 <= len(cands) <= 3
         assert len({c.key() for c in cands}) == len(cands)
@@ -173,7 +173,7 @@ def test_real_model_runs_end_to_end_and_is_reproducible(model, demo_kb):
 
         obs = tools.run(first.action) if first.action else Observation.error(first.parse_error)
         history.append(Step(first.thought, first.action, obs, first.raw_text))
-    assert pol.usage.calls == 6 and pol.usage.tokens > 0
+    assert pol.usage.calls == 4 and pol.usage.tokens > 0
 
 
 def test_prompt_segments_join_to_the_prompt_and_extend_the_parent():
