@@ -18,7 +18,7 @@ from mcts.search.loop import one_line
 from mcts.search.rescore import RankChange, rescore_tree
 from mcts.search.rules import best_branch
 from mcts.search.trace import trace_from_tree
-from mcts.search.voting import best_terminal_by_ig, best_terminal_by_value, decide
+from mcts.search.voting import best_terminal_by_ig, best_terminal_by_value, decide, tie_break
 from ui import public
 from ui.forms import parse_rules
 from ui.public import escape
@@ -71,10 +71,12 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
     session.flipped = flipped_nodes(changes)
     session.best_node = best_branch(new_tree)
     if session.result is not None:  # new values can move the vote's tie-breaks and the best branches
-        answer, sparql, node_ids, votes = decide(new_tree, session.settings.vote_mode)
+        mode, temperature = session.settings.vote_mode, session.settings.temperature
+        answer, sparql, node_ids, votes = decide(new_tree, mode, temperature)
         session.result = replace(
             session.result, answer=answer, sparql=sparql, answer_node_ids=node_ids, votes=votes,
             best_by_value=best_terminal_by_value(new_tree), best_by_ig=best_terminal_by_ig(new_tree),
+            tie_break=tie_break(new_tree, mode, temperature),
         )  # fmt: skip
     session.trace_path = _save_view_trace(session)
     labels = ", ".join(sorted(r.value for r in new_rules)) or "none"
