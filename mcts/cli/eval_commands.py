@@ -26,27 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcts.cli.flags import add_settings_flags, settings_from_args
+from mcts.cli.flags import add_settings_flags, add_world_flags, settings_from_args
 from mcts.search.settings import Method, SearchSettings
 
 
 def _world_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--kb", default=None, help='KB spec: "demo", "fbqa", an RDF file/folder or a SPARQL URL (env KB)'
-    )
-    parser.add_argument("--policy", choices=["guided", "react"], default="guided", help="policy kind")
-    parser.add_argument("--policy-model", default=None, help="policy model id or folder (env POLICY_MODEL)")
-    parser.add_argument(
-        "--scorer-model", default=None, help="IG scorer model id or folder (env SCORER_MODEL)"
-    )
-    parser.add_argument(
-        "--policy-endpoint", default=None, help="OpenAI-compatible URL serving the policy (react)"
-    )
-    parser.add_argument(
-        "--policy-adapter",
-        default=None,
-        help='trained policy adapter folder; default: the shipped one with the bundled model; "none": base policy',
-    )
+    add_world_flags(parser)
     parser.add_argument("--limit", type=int, default=None, help="first N questions of the file")
     parser.add_argument(
         "--shard", default=None, help="i/n: this process takes every n-th question from i (0-based)"

@@ -82,3 +82,24 @@ def settings_from_args(args: argparse.Namespace, method: str | None = None) -> S
     paper_values = paper.to_dict()
     changed = {k: v for k, v in given.items() if k == "method" or v != paper_values[k]}
     return SearchSettings.from_dict({**base, **changed})
+
+
+def add_world_flags(parser: argparse.ArgumentParser) -> None:
+    """What a run is made with: KB, policy kind, models, endpoint, adapter (`build_world`'s arguments)."""
+    parser.add_argument(
+        "--kb", default=None, help='KB spec: "demo", "fbqa", an RDF file/folder or a SPARQL URL (env KB)'
+    )
+    parser.add_argument("--policy", choices=["guided", "react"], default="guided", help="policy kind")
+    parser.add_argument("--policy-model", default=None, help="policy model id or folder (env POLICY_MODEL)")
+    parser.add_argument(
+        "--scorer-model", default=None, help="IG scorer model id or folder (env SCORER_MODEL)"
+    )
+    parser.add_argument(
+        "--policy-endpoint", default=None, help="OpenAI-compatible URL serving the policy (react)"
+    )
+    parser.add_argument(
+        "--policy-adapter",
+        default=None,
+        help="trained policy adapter folder; default: the shipped one with the bundled model on real "
+        'Freebase KBs, none on the bundled demo KBs; "none": base policy',
+    )

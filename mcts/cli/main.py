@@ -23,7 +23,7 @@ import math
 import sys
 from typing import Any
 
-from mcts.cli.flags import add_settings_flags, settings_from_args
+from mcts.cli.flags import add_settings_flags, add_world_flags, settings_from_args
 from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
 
 
@@ -45,22 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="answer one question with a search method")
-    run.add_argument(
-        "--kb", default=None, help='KB spec: "demo", an RDF file/folder or a SPARQL URL (env KB)'
-    )
     run.add_argument("--question", "-q", required=True)
     add_settings_flags(run, skip=())
-    run.add_argument("--policy", choices=["guided", "react"], default="guided", help="policy kind")
-    run.add_argument("--policy-model", default=None, help="policy model id or folder (env POLICY_MODEL)")
-    run.add_argument("--scorer-model", default=None, help="IG scorer model id or folder (env SCORER_MODEL)")
-    run.add_argument(
-        "--policy-endpoint", default=None, help="OpenAI-compatible URL serving the policy (react)"
-    )
-    run.add_argument(
-        "--policy-adapter",
-        default=None,
-        help='trained policy adapter folder; default: the shipped one with the bundled model; "none": base policy',
-    )
+    add_world_flags(run)
     run.add_argument(
         "--rules",
         default=None,
