@@ -20,7 +20,6 @@ This module knows nothing of SPARQL guarding (`kb.sparql`) or of name indexes.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import gzip
 import os
 import queue
@@ -300,8 +299,11 @@ class QueryWorker:
             conn.close()
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # interpreter shutdown: nothing left to report to
+        # Not contextlib.suppress: at interpreter shutdown module globals may already be None.
+        try:  # noqa: SIM105
             self.close()
+        except Exception:
+            pass  # nothing left to report to
 
 
 class WorkerPool:
