@@ -100,22 +100,29 @@ def bundled_trace_path(name: str, folder: Path = TRACES_DIR) -> Path | None:
     return folder / name
 
 
-def load_example_questions(path: Path = EXAMPLES_FILE, limit: int = 8) -> list[str]:
-    """Questions for gr.Examples from examples/questions.jsonl ({"question": ...} per line).
-
-    A missing file or a broken line costs only that example, never the app.
-    """
-    out: list[str] = []
+def example_records(path: Path) -> list[dict]:
+    """The JSON objects of an example file, one per line; a missing file or a broken line
+    costs only those examples, never the app."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
-        return out
+        return []
+    records = []
     for line in lines:
         try:
             item = json.loads(line)
         except ValueError:
             continue
-        text = item.get("question") if isinstance(item, dict) else None
+        if isinstance(item, dict):
+            records.append(item)
+    return records
+
+
+def load_example_questions(path: Path = EXAMPLES_FILE, limit: int = 8) -> list[str]:
+    """Questions for gr.Examples from examples/questions.jsonl ({"question": ...} per line)."""
+    out: list[str] = []
+    for item in example_records(path):
+        text = item.get("question")
         if isinstance(text, str) and text.strip():
             out.append(text.strip())
         if len(out) >= limit:

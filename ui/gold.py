@@ -8,14 +8,13 @@ so a wrong turn of the search is visible at once. Knows nothing of Gradio.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from mcts.evaluation.metrics import GoldAnswer, gold_from_record, score_answers
 from mcts.search.voting import SearchResult
-from ui.config import EXAMPLES_FILE, WIKIDATA_EXAMPLES_FILE
+from ui.config import EXAMPLES_FILE, WIKIDATA_EXAMPLES_FILE, example_records
 
 # Which demo KB each example file's questions are asked of.
 EXAMPLE_FILES: dict[str, Path] = {"demo": EXAMPLES_FILE, "demo-wikidata": WIKIDATA_EXAMPLES_FILE}
@@ -36,16 +35,11 @@ def _key(question: str) -> str:
 @lru_cache(maxsize=4)
 def _gold_table(kb_spec: str, path: Path) -> dict[str, tuple[GoldAnswer, ...]]:
     table: dict[str, tuple[GoldAnswer, ...]] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return table
-    for line in lines:
+    for record in example_records(path):
         try:
-            record = json.loads(line)
             gold = gold_from_record(record)
-        except (ValueError, AttributeError):
-            continue  # a broken line costs only that question
+        except (ValueError, AttributeError, TypeError):
+            continue  # a broken record costs only that question
         if isinstance(record.get("question"), str) and gold:
             table.setdefault(_key(record["question"]), gold)
     return table

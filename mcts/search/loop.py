@@ -26,6 +26,7 @@ import random
 import threading
 import time
 from collections.abc import Collection, Generator, Iterator, Sequence
+from typing import Any
 
 from kb.observation import Observation
 from mcts.search.branch import branch_answer, validity_of
@@ -363,30 +364,13 @@ class Search:
         )
 
 
-def run_search(
-    question: str,
-    settings: SearchSettings,
-    *,
-    policy: Policy,
-    scorer: Scorer,
-    tools: Tools,
-    cleaning_rules: Collection[CleaningRule] = DEFAULT_RULES,
-    ig_prompt: str = DEFAULT_IG_PROMPT,
-    meta: RunMeta | None = None,
-    score_baselines: bool = False,
-) -> tuple[Search, SearchResult]:
-    """Run a search to the end, discarding the events (they stay in `search.events_log`)."""
-    search = Search(
-        question,
-        settings,
-        policy=policy,
-        scorer=scorer,
-        tools=tools,
-        cleaning_rules=cleaning_rules,
-        ig_prompt=ig_prompt,
-        meta=meta,
-        score_baselines=score_baselines,
-    )
+def run_search(question: str, settings: SearchSettings, **options: Any) -> tuple[Search, SearchResult]:
+    """Run a search to the end, discarding the events (they stay in `search.events_log`).
+
+    `options` are `Search`'s keyword arguments (policy, scorer, tools, ...), passed through
+    unchanged so the two signatures cannot drift apart.
+    """
+    search = Search(question, settings, **options)
     for _ in search.run():
         pass
     assert search.result is not None  # run() always sets it
