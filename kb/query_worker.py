@@ -47,6 +47,7 @@ DEFAULT_MEMORY_MB = int(os.environ.get("KB_QUERY_MEMORY_MB", "1024"))
 # (env KB_QUERY_SPARE=0: none, half the memory, seconds of "still loading" instead).
 DEFAULT_SPARE = os.environ.get("KB_QUERY_SPARE", "1").strip() not in ("0", "false", "no", "off")
 LOAD_TIMEOUT_S = 300.0  # loading a large file set; queries have their own deadlines
+RESTART_WAIT_S = 60.0  # a request waits this long for a restarting child to load
 _LIVE: weakref.WeakSet[QueryWorker] = weakref.WeakSet()
 
 
@@ -267,13 +268,18 @@ class QueryWorker:
     def request(
         self, op: str, sparql: str, *, timeout_s: float, max_rows: int = 10_000, limit_s: float | None = None
     ) -> QueryResult | None:
-        """Run `op` ("query" or "parse") within `timeout_s` (seconds, loading included).
+        """Run `op` ("query" or "parse") within `timeout_s` seconds of query time.
         Past the deadline the child is killed and restarted; raises QueryTimeout naming
-        `limit_s` (the caller's whole limit; default `timeout_s`)."""
-        deadline = time.monotonic() + timeout_s
+        `limit_s` (the caller's whole limit; default `timeout_s`).
+
+        A child still loading (a restart after a stopped query, when no spare was ready)
+        is waited for up to `RESTART_WAIT_S` before the query's own deadline starts: on a
+        loaded machine even the parse checker's empty child takes seconds to start, and
+        counting that against a short deadline failed the next queries of an innocent run."""
         if self._conn is None:
             self._start()
-        self.wait_ready(deadline - time.monotonic())
+        self.wait_ready(max(timeout_s, RESTART_WAIT_S))
+        deadline = time.monotonic() + timeout_s
         assert self._conn is not None
         try:
             self._conn.send((op, sparql, max_rows))

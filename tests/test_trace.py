@@ -183,13 +183,17 @@ def test_rescoring_a_classic_tree_scores_the_simulated_end_state():
         assert b.cleaned_history == a.cleaned_history and b.reward == a.reward
 
 
-@pytest.mark.parametrize("name", ["fast-obama.json", "constant-inception.json", "fast-inception.json"])
+# Two traces as the first sessions shipped them (schema version 1, before priors).
+V1_TRACES = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize("name", ["trace_v1_fast_obama.json", "trace_v1_constant_inception.json"])
 def test_version_1_traces_load_with_priors_replay_and_rescore(name):
     from viz.replay import tree_at_round
 
-    raw = json.loads(Path("examples/traces", name).read_text())
+    raw = json.loads((V1_TRACES / name).read_text())
     assert raw["schema_version"] == 1
-    trace = load_trace(Path("examples/traces", name))
+    trace = load_trace(V1_TRACES / name)
     assert trace.schema_version == TRACE_SCHEMA_VERSION == 2
     tree = trace.to_tree()
     for parent in tree.nodes:
