@@ -120,12 +120,19 @@ def _answer(store: Any, op: str, sparql: str, max_rows: int) -> tuple[Any, ...]:
 
 
 def _die_with_parent() -> None:
-    try:  # Linux: the kernel kills this child when the parent dies, even mid-query
-        import ctypes
+    """Exit when the parent process dies, even mid-query (EOF on the socket covers the
+    idle case). Not PR_SET_PDEATHSIG: it fires when the parent *thread* that spawned the
+    child exits, and the app spawns workers from short-lived request threads, so healthy
+    workers were killed under the next visitor's query."""
+    parent = os.getppid()
 
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:  # re-parented: the parent process is gone
+                os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _virtual_bytes() -> int:
@@ -150,16 +157,22 @@ def child_main(argv: list[str]) -> None:
     except (ValueError, MemoryError) as exc:
         conn.send(("load-error", str(exc) or "out of memory while loading"))
         return
-    # The ceiling is set once the store is loaded: what a query may add on top of it,
-    # so a large KB loads whatever its size and every query gets the same headroom.
-    ceiling = _virtual_bytes() + memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
+    # The ceiling is what ONE query may add to the address space as it stands before that
+    # query, so a large KB loads whatever its size and every query gets the same headroom.
+    # It is re-set before each query (the soft limit only; the hard one stays as it was):
+    # a ceiling fixed once after loading was eaten by the heap's slow growth over hundreds
+    # of innocent queries, and then every query failed "out of memory".
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     conn.send(("ready", len(store)))
     while True:
         try:
             op, sparql, max_rows = conn.recv()
         except (EOFError, OSError):
             return
+        ceiling = _virtual_bytes() + memory_mb * 1024 * 1024
+        if hard != resource.RLIM_INFINITY:
+            ceiling = min(ceiling, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
         conn.send(_answer(store, op, sparql, max_rows))
 
 
