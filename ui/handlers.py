@@ -70,7 +70,9 @@ def _cache_key(form: RunInputs, question: str, settings: SearchSettings) -> str 
 
     policy_kind, policy_model, scorer_model, endpoint = form.models()
     policy_name, scorer_name = resolve_model_names(policy_model or None, scorer_model or None)
-    adapter = "" if endpoint else describe_adapter(resolve_policy_adapter(None, policy_name, form.kb_spec))  # as the world
+    adapter = (
+        "" if endpoint else describe_adapter(resolve_policy_adapter(None, policy_name, form.kb_spec))
+    )  # as the world
     return run_cache.run_key(
         question, form.kb_spec, settings, policy_kind=policy_kind, policy_model=endpoint or policy_name,
         scorer_model=scorer_name, rules=form.rules or [], ig_prompt=form.ig_prompt, policy_adapter=adapter,
