@@ -157,22 +157,16 @@ def child_main(argv: list[str]) -> None:
     except (ValueError, MemoryError) as exc:
         conn.send(("load-error", str(exc) or "out of memory while loading"))
         return
-    # The ceiling is what ONE query may add to the address space as it stands before that
-    # query, so a large KB loads whatever its size and every query gets the same headroom.
-    # It is re-set before each query (the soft limit only; the hard one stays as it was):
-    # a ceiling fixed once after loading was eaten by the heap's slow growth over hundreds
-    # of innocent queries, and then every query failed "out of memory".
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    # The ceiling is set once the store is loaded: what a query may add on top of it,
+    # so a large KB loads whatever its size and every query gets the same headroom.
+    ceiling = _virtual_bytes() + memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
     conn.send(("ready", len(store)))
     while True:
         try:
             op, sparql, max_rows = conn.recv()
         except (EOFError, OSError):
             return
-        ceiling = _virtual_bytes() + memory_mb * 1024 * 1024
-        if hard != resource.RLIM_INFINITY:
-            ceiling = min(ceiling, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
         conn.send(_answer(store, op, sparql, max_rows))
 
 
@@ -287,8 +281,8 @@ class QueryWorker:
 
         A child still loading (a restart after a stopped query, when no spare was ready)
         is waited for up to `RESTART_WAIT_S` before the query's own deadline starts: on a
-        loaded machine even the parse checker's empty child takes seconds to start, and
-        counting that against a short deadline failed the next queries of an innocent run."""
+        loaded machine even the parse checker's empty child takes seconds to start, which
+        is not the next query's time."""
         if self._conn is None:
             self._start()
         self.wait_ready(max(timeout_s, RESTART_WAIT_S))
