@@ -26,10 +26,12 @@ FINGERPRINTED = (
     "mcts/agents/lm_scoring.py",
     "mcts/agents/scorer.py",
     "mcts/search/cleaning.py",
-    # The shipped policy adapter (a trained relation retriever) and the code applying it.
+    # The shipped policy adapter (a trained relation retriever and option ranker) and the code applying it.
     "mcts/agents/relation_adapter.py",
+    "mcts/agents/option_ranker.py",
     "models/relation_retriever/weights.npz",
     "models/relation_retriever/relation_adapter.json",
+    "models/relation_retriever/option_ranker.json",
     "examples/fewshot_demo.md",
     "examples/fewshot_freebase.md",
     "examples/fewshot_wikidata.md",

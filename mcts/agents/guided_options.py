@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
 from kb.actions import Action
@@ -107,16 +107,33 @@ class Priors:
     repeat_relation: float = -2.0
     homonym: float = 2.0
 
+    def weigh(self, features: Features) -> float:
+        """The prior of an option: each named feature times the weight of the same name
+        (features without a hand-set weight, `LEARNED_ONLY`, count zero here)."""
+        return sum(getattr(self, name) * value for name, value in features if name in PRIOR_NAMES)
+
+
+PRIOR_NAMES = frozenset(f.name for f in fields(Priors))
+# Features the hand-set priors give no weight; a trained option ranker
+# (`mcts.agents.option_ranker`) may: where an entity sits among the SearchNodes hits
+# (0 = first), whether its name is written in the question, how many words a span has, and
+# how far a pattern's similarity is below the best one of the same anchor (0 for the best).
+LEARNED_ONLY = ("hit_rank", "name_in_question", "span_words", "similarity_gap")
+Features = tuple[tuple[str, float], ...]
+
 
 @dataclass(frozen=True)
 class Option:
-    """One enumerated candidate before scoring."""
+    """One enumerated candidate before scoring. `features` are what its prior is made of
+    (name -> value; `prior == priors.weigh(features)`), kept so that a trained ranker can
+    weigh them again."""
 
     kind: OptionKind
     thought: str
     action: Action
     prior: float = 0.0
     rank: float = 0.0  # cheap pre-rank used to cap the number of candidates (higher first)
+    features: Features = ()
 
 
 @dataclass(frozen=True)
@@ -246,47 +263,49 @@ def enumerate_options(
     out: list[Option] = []
     current = state.current
 
-    def add(kind: OptionKind, thought: str, action: Action, prior: float = 0.0, rank: float = 0.0) -> None:
+    def add(kind: OptionKind, thought: str, action: Action, feats: dict[str, float], rank: float) -> None:
         if action.render() not in state.taken:
-            out.append(Option(kind, thought, action, prior, rank))
+            kept = tuple((k, float(v)) for k, v in feats.items() if v)
+            out.append(Option(kind, thought, action, priors.weigh(kept), rank, kept))
 
-    def execute(kind: OptionKind, thought: str, query: Query, prior: float, rank: float) -> None:
+    def execute(kind: OptionKind, thought: str, query: Query, feats: dict[str, float], rank: float) -> None:
         if squash(query.render()) not in state.executed:
-            add(kind, thought, Action("ExecuteSPARQL", query.render()), prior, rank)
+            add(kind, thought, Action("ExecuteSPARQL", query.render()), feats, rank)
 
     def ref(ident: str) -> str:  # how the query builder writes the entity (`ns:m.0abc`, `wd:Q76`)
         return flavour.short(flavour.entity_iri(ident))
 
-    def sim(p: GraphPattern) -> float:
-        return priors.similarity * p.score
-
     def fit(p: GraphPattern) -> float:
-        return priors.answer_type * cues.fits(p.label or p.relation_text(), p.sample)
+        return cues.fits(p.label or p.relation_text(), p.sample)
 
     # ----- entities named in the question
     unused = unused_mentions(state, mentions)
     if not state.hits or current is not None:
-        bonus = priors.second_entity if current is not None else 0.0
+        second = 1.0 if current is not None else 0.0
         for span in unused[: 4 if not state.hits else 2]:
             add("search_nodes", f'Find the entity "{span}" in the knowledge base.', Action("SearchNodes", span),
-                bonus, 50.0)  # fmt: skip
+                {"second_entity": second, "span_words": len(span.split())}, 50.0)  # fmt: skip
     used = current.entities() if current is not None else set()
     explored_names = {state.name_of(i).casefold() for i in state.entity_patterns}
     used_names = {state.name_of(i).casefold() for i in used}
     for g, group in enumerate(state.hit_groups):
         latest = g == len(state.hit_groups) - 1
-        for hit in group[:3]:
+        for position, hit in enumerate(group[:3]):
             query = state.hit_queries.get(hit.id) or flavour.entity_query(hit)
             if squash(query) in state.explored or hit.id in used:
                 continue
             about = f" ({hit.description[:60]})" if hit.description else ""
-            bonus = priors.homonym * (hit_similarity or {}).get(hit.id, 0.0)
+            feats = {
+                "homonym": (hit_similarity or {}).get(hit.id, 0.0),
+                "hit_rank": position,
+                "name_in_question": float(hit.name.casefold() in q.casefold()),
+            }
             if current is not None:
-                bonus += priors.second_entity if latest and g > 0 else priors.switch_penalty
+                feats["second_entity" if latest and g > 0 else "switch_penalty"] = 1.0
             elif hit.name.casefold() in explored_names or any(h.id in state.entity_patterns for h in group):
-                bonus += priors.switch_penalty  # a homonym or a sibling hit of an entity already explored
+                feats["switch_penalty"] = 1.0  # a homonym or a sibling hit of an entity already explored
             add("entity_patterns", f"Look at the relations of {hit.name}{about} that fit the question.",
-                Action("SearchGraphPatterns", query, semantic=semantic), bonus, 40.0)  # fmt: skip
+                Action("SearchGraphPatterns", query, semantic=semantic), feats, 40.0)  # fmt: skip
 
     # ----- the current answers: stop, count, or look further
     refined = current is not None and (
@@ -300,37 +319,41 @@ def enumerate_options(
     if current is not None:
         pending = bool(unused) or unfit or (cues.asks_count and not counted_already)
         pending = pending or ((cues.superlative or cues.comparative) and not refined and not current.count)
-        bonus = priors.done_bonus if state.last_nonempty and state.depth >= 3 and not pending else 0.0
-        add("done", f"The answer is {_names(state.current_values, 5)}.", Action("Done"), bonus, 100.0)
+        ready = state.last_nonempty and state.depth >= 3 and not pending
+        add("done", f"The answer is {_names(state.current_values, 5)}.", Action("Done"),
+            {"done_bonus": float(ready)}, 100.0)  # fmt: skip
     if current is not None and current.is_plain and state.current_values:
         query = answer_pattern_query(current)
         if squash(query) not in state.explored and len(current.triples) < 6:
-            bonus = (
-                priors.refine if ((cues.superlative or cues.comparative) and not refined) or unfit else 0.0
-            )
+            refine = ((cues.superlative or cues.comparative) and not refined) or unfit
             add("answer_patterns", f"Look at the relations of {_names(state.current_values)} to go one step further.",
-                Action("SearchGraphPatterns", query, semantic=semantic), bonus, 30.0)  # fmt: skip
-        bonus = priors.count if cues.asks_count and not counted_already else -priors.count
-        execute("count", f"Count the answers {_names(state.current_values)}.", counted(current), bonus,
+                Action("SearchGraphPatterns", query, semantic=semantic), {"refine": float(refine)}, 30.0)  # fmt: skip
+        wanted = 1.0 if cues.asks_count and not counted_already else -1.0
+        execute("count", f"Count the answers {_names(state.current_values)}.", counted(current), {"count": wanted},
                 25.0 if cues.asks_count else 5.0)  # fmt: skip
 
     # ----- queries from entities' patterns
     for ident, patterns in state.entity_patterns.items():
         name = state.name_of(ident)
+        best = max((p.score for p in patterns[:per_anchor]), default=0.0)
         for p in patterns[:per_anchor]:
             if current is None or ident in used:
-                penalty = priors.switch_penalty if current is not None else 0.0
+                switch = 1.0 if current is not None else 0.0
                 execute("hop", f"Follow {words(p)} from {name}.", one_hop(ref(ident), p),
-                        sim(p) + penalty + fit(p), 10.0 + p.score)  # fmt: skip
+                        {"similarity": p.score, "similarity_gap": p.score - best, "switch_penalty": switch,
+                         "answer_type": fit(p)}, 10.0 + p.score)  # fmt: skip
             elif current.is_plain and name.casefold() not in used_names:  # not a homonym of the anchor
                 execute("constrain", f"Keep the answers linked to {name} by {words(p)}.", constrain(current, ref(ident), p),
-                        sim(p), 20.0 + p.score)  # fmt: skip
+                        {"similarity": p.score, "similarity_gap": p.score - best}, 20.0 + p.score)  # fmt: skip
 
     # ----- queries from the answers' patterns
     if current is not None and current.is_plain:
         answers = _names(state.current_values)
-        for p in state.current_patterns()[:per_anchor]:
-            again = priors.repeat_relation if set(p.predicates) & set(current.relations()) else 0.0
+        shown = state.current_patterns()[:per_anchor]
+        best = max((p.score for p in shown), default=0.0)
+        for p in shown:
+            feats = {"similarity": p.score, "similarity_gap": p.score - best, "answer_type": fit(p)}
+            feats["repeat_relation"] = float(bool(set(p.predicates) & set(current.relations())))
             kind = p.sample.datatype or ""
             if (
                 p.sample.id is None
@@ -338,22 +361,22 @@ def enumerate_options(
                 and cues.superlative
                 and not cues.wh
             ):
-                again -= priors.direction  # "which ... most/first" asks for the entity, not its value
-            execute("extend", f"Follow {words(p)} from {answers}.", extend(current, p),
-                    sim(p) + fit(p) + again, 20.0 + p.score)  # fmt: skip
+                feats["direction"] = -1.0  # "which ... most/first" asks for the entity, not its value
+            execute("extend", f"Follow {words(p)} from {answers}.", extend(current, p), feats,
+                    20.0 + p.score)  # fmt: skip
             kind = p.sample.datatype or ""
             if p.sample.id is not None or (kind not in _DATES and kind not in _NUMBERS):
                 continue
             is_date = kind in _DATES
             big, small = ("latest", "earliest") if is_date else ("largest", "smallest")
             for order, word, hint in (("DESC", big, cues.most), ("ASC", small, cues.least)):
-                execute("superlative", f"Take the answer with the {word} {words(p)}.", superlative(current, p, order),
-                        sim(p) + (priors.direction if hint else 0.0), 15.0 + p.score)  # type: ignore[arg-type]  # fmt: skip
+                execute("superlative", f"Take the answer with the {word} {words(p)}.", superlative(current, p, order),  # type: ignore[arg-type]
+                        {"similarity": p.score, "direction": float(hint)}, 15.0 + p.score)  # fmt: skip
             for number in cues.numbers[:2]:
                 for op, word, hint in _comparisons(is_date, cues):
                     execute("compare", f"Keep the answers whose {words(p)} is {word} {number}.",
                             compared(current, p, op, number, year=is_date and len(number) == 4),
-                            sim(p) + (priors.direction if hint else 0.0), 15.0 + p.score)  # fmt: skip
+                            {"similarity": p.score, "direction": float(hint)}, 15.0 + p.score)  # fmt: skip
     return out
 
 

@@ -204,7 +204,14 @@ def describe_adapter(folder: str) -> str:
     """How traces and the app name an adapter: "" for none, else its folder's name and kind."""
     if not folder:
         return ""
-    kind = "LoRA" if is_lora_adapter(folder) else "relation retriever"
+    from mcts.agents.option_ranker import has_option_ranker
+
+    if is_lora_adapter(folder):
+        kind = "LoRA"
+    elif has_option_ranker(folder):
+        kind = "relation retriever + option ranker"
+    else:
+        kind = "relation retriever"
     return f"{Path(folder).name} ({kind})"
 
 

@@ -50,6 +50,7 @@ from kb.observation import EntityHit
 from mcts.agents.guided_options import Option, Priors, enumerate_options
 from mcts.agents.guided_state import read_state
 from mcts.agents.lm_scoring import ContinuationScorer, LMContinuationScorer
+from mcts.agents.option_ranker import OptionRanker
 from mcts.agents.prompts import PromptConfig, candidate_text, prompt_segments
 from mcts.search.protocols import Usage
 from mcts.search.steps import Candidate, Step
@@ -173,6 +174,7 @@ class GuidedPolicy:
         score_on: ScoreOn = "thought",
         ranker: Any = None,
         mentions: MentionFinder | None = None,
+        option_ranker: OptionRanker | None = None,
     ) -> None:
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -191,6 +193,8 @@ class GuidedPolicy:
         # process-wide default is loaded on first need.
         self.ranker = ranker
         self.priors = priors or Priors()
+        # A trained re-weighing of the LM score and the priors' features (None: lm + prior).
+        self.option_ranker = option_ranker
         # One short demonstration in the KB's vocabulary: the prompt is re-read at every step on a CPU.
         self.prompt = prompt or PromptConfig.for_flavour(self.flavour.name, max_demos=1)
         self.scorer: ContinuationScorer = scorer or LMContinuationScorer(model, batch_size=batch_size)
@@ -255,6 +259,8 @@ class GuidedPolicy:
 
     def score_options(self, question: str, history: Sequence[Step], opts: Sequence[Option]) -> list[float]:
         lm = self.lm_scores(question, history, opts)
+        if self.option_ranker is not None:
+            return [self.option_ranker.score(s, o) for s, o in zip(lm, opts, strict=True)]
         return [s + o.prior for s, o in zip(lm, opts, strict=True)]
 
     def propose(

@@ -126,7 +126,12 @@ def _build(
     if policy_kind == "guided":
         from mcts.agents.policy_guided import GuidedPolicy
 
-        policy = GuidedPolicy(load_model(pol_name, adapter=lora), tools, priors=_adapter_priors(adapter))
+        policy = GuidedPolicy(
+            load_model(pol_name, adapter=lora),
+            tools,
+            priors=_adapter_priors(adapter),
+            option_ranker=_adapter_option_ranker(adapter),
+        )
         policy_id = pol_name
     else:
         from mcts.agents.policy_react import ReActPolicy
@@ -169,6 +174,13 @@ def _adapter_priors(adapter: str) -> Any:
 
     weight = prior_weight(adapter) if adapter and is_relation_adapter(adapter) else None
     return Priors(similarity=weight) if weight is not None else None
+
+
+def _adapter_option_ranker(adapter: str) -> Any:
+    """The option ranker trained with a retriever adapter (`option_ranker.json`), if any."""
+    from mcts.agents.option_ranker import OptionRanker, has_option_ranker
+
+    return OptionRanker.load(adapter) if adapter and has_option_ranker(adapter) else None
 
 
 def _adapted_tools(kb: Any, adapter: str) -> tuple[Any, str | None]:

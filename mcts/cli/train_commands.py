@@ -38,9 +38,16 @@ def register(subparsers: Any) -> None:
     tp.add_argument("--out", required=True, help="adapter folder to write")
     tp.add_argument(
         "--mode",
-        choices=["retriever", "sft"],
+        choices=["retriever", "options", "sft"],
         default="retriever",
-        help="retriever: relation retriever for the guided policy (CPU default); sft: LoRA on the ReAct text (TRL)",
+        help="retriever: relation retriever for the guided policy (CPU default); options: the guided "
+        "policy's option ranker, into a retriever's folder (needs --kb, --questions); "
+        "sft: LoRA on the ReAct text (TRL)",
+    )
+    tp.add_argument("--kb", default=None, help="options: KB spec the trajectories were built on")
+    tp.add_argument("--questions", default=None, help="options: question JSONL with path and kb_sparql")
+    tp.add_argument(
+        "--states", default=None, help="options: state JSONL to write or resume (default: OUT/states.jsonl)"
     )
     tp.add_argument("--base", default=None, help="sft: base model (bundled alias, folder or hub id)")
     tp.add_argument("--split", default=None, help=_SPLIT_HELP)
@@ -115,6 +122,24 @@ def cmd_train_policy(args: argparse.Namespace) -> int:
         summary = train_retriever(
             trajectories, train, choose, args.out, config, resume=args.resume, progress=not args.no_progress
         )
+    elif args.mode == "options":
+        if not args.kb or not args.questions:
+            return _err("--mode options needs --kb and --questions (the trajectories' KB and questions)")
+        from mcts.training.option_pipeline import build_option_ranker
+        from mcts.training.split import read_jsonl
+
+        def bar(items: Any) -> Any:
+            from tqdm import tqdm
+
+            return tqdm(items, desc="states", disable=args.no_progress)
+
+        try:
+            summary = build_option_ranker(
+                args.kb, read_jsonl(args.questions), trajectories, split, args.out,
+                args.states or Path(args.out) / "states.jsonl", resume=args.resume, progress=bar,
+            )  # fmt: skip
+        except (ValueError, OSError) as exc:
+            return _err(str(exc))
     else:
         from mcts.training.sft import SFTSettings, train_lora
 

@@ -1,0 +1,88 @@
+"""`python -m mcts train-policy --mode options`: fold retrievers, states, then the ranker.
+
+1. For stacking (see `mcts.training.option_states`), one relation retriever per fold of the
+   train questions, each trained on the other folds (epoch chosen on the choose questions,
+   as for the shipped one); about 1.5 min each, kept in `<states>.folds/` for `--resume`.
+2. The states of the train questions (similarity from their fold's retriever) and of the
+   choose questions (from the shipped retriever in `out`), LM-scored by the bundled model;
+   resumable.
+3. The ranker (`mcts.training.option_ranker`), saved as `out/option_ranker.json` beside the
+   retriever it was trained with.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+
+def build_option_ranker(
+    kb_spec: str,
+    records: Sequence[dict[str, Any]],
+    trajectories: Sequence[dict[str, Any]],
+    split: dict[str, list[str]],
+    out: str | Path,
+    states_path: str | Path,
+    *,
+    folds: int = 2,
+    resume: bool = False,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] = lambda it: it,
+) -> dict[str, Any]:
+    import resource
+
+    from kb.relation_ranker import default_ranker
+    from kb.spec import open_kb
+    from kb.tools import Toolbox
+    from mcts.agents.guided_options import Priors
+    from mcts.agents.models import load_model
+    from mcts.agents.option_ranker import OptionRanker
+    from mcts.agents.policy_guided import GuidedPolicy
+    from mcts.agents.relation_adapter import AdaptedRanker, RelationAdapter, is_relation_adapter, prior_weight
+    from mcts.training.option_ranker import train_option_ranker
+    from mcts.training.option_states import collect, fold_of, read_states
+    from mcts.training.retriever import train_retriever
+    from mcts.training.trajectories import RecordingRanker
+
+    if not is_relation_adapter(out):
+        raise ValueError(f"{out}: train the relation retriever there first (--mode retriever)")
+    started = time.perf_counter()
+    train_ids, choose_ids = set(split["train"]), set(split["choose"])
+    fold_dir = Path(f"{states_path}.folds")
+    fold_folders = []
+    for f in range(folds):
+        folder = fold_dir / f"retriever-{f}"
+        if not (resume and is_relation_adapter(folder)):
+            others = {i for i in train_ids if fold_of(i, folds) != f}
+            train_retriever(trajectories, others, choose_ids, folder, progress=False)
+        fold_folders.append(folder)
+
+    kb = open_kb(kb_spec)
+    model = load_model(None)
+    embedder = default_ranker()
+
+    def policy_for(folder: Path | str) -> tuple[Any, Any, Any]:
+        recorder = RecordingRanker(AdaptedRanker(embedder, RelationAdapter.load(folder)))
+        tools = Toolbox(kb, ranker=recorder)
+        return tools, recorder, GuidedPolicy(model, tools)
+
+    per_fold = [policy_for(f) for f in fold_folders]
+    shipped = policy_for(out)
+
+    def make_policy(record: dict[str, Any]) -> tuple[Any, Any, Any]:
+        rid = str(record["id"])
+        return per_fold[fold_of(rid, folds)] if rid in train_ids else shipped
+
+    wanted = [r for r in records if str(r["id"]) in train_ids | choose_ids and r.get("path")]
+    counts = collect(wanted, make_policy, states_path, resume=resume, progress=progress)
+    base = OptionRanker.from_priors(Priors(similarity=prior_weight(out) or Priors().similarity))
+    summary = train_option_ranker(
+        read_states(states_path, train_ids), read_states(states_path, choose_ids), base, out
+    )
+    summary["states"] = counts
+    summary["total_wall_s"] = round(time.perf_counter() - started, 1)
+    summary["peak_rss_gb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
+    saved = OptionRanker.load(out)  # again, with the collection's figures beside the fit's
+    OptionRanker(saved.weights, {"trained": summary}).save(out)
+    return summary

@@ -1,0 +1,107 @@
+"""The guided policy's option ranker: features, the hand-set form, states, fitting, loading."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kb.actions import Action
+from mcts.agents.guided_options import PRIOR_NAMES, Priors
+from mcts.agents.models import BUNDLED_POLICY_ADAPTER
+from mcts.agents.option_ranker import LM, RANKER_FILE, OptionRanker, expanded
+from mcts.training.option_ranker import evaluate, fit, train_option_ranker
+from mcts.training.option_states import StateRow, fold_of, same_step, states_of
+from mcts.training.split import read_jsonl
+
+
+def _row(gold: int, n: int = 4, marker: str = "marker") -> StateRow:
+    feats = tuple({marker: 1.0} if i == gold else {"similarity": 0.5} for i in range(n))
+    return StateRow("q", 0, tuple(0.0 for _ in range(n)), ("hop",) * n, feats, gold)
+
+
+def test_fit_learns_a_feature_that_marks_the_gold_step_and_stays_near_the_hand_set_weights():
+    rows = [_row(g % 4) for g in range(12)]
+    base = OptionRanker({LM: 1.0, "similarity": 4.0})
+    assert evaluate(rows, base)["top1"] == 0.0  # similarity points at the wrong options
+    strong, _ = fit(rows, base, l2=0.001)
+    assert evaluate(rows, strong)["top1"] == 1.0 and strong.weights["marker"] > 0
+    held, curve = fit(rows, base, l2=100.0)  # a strong pull keeps the hand-set weights
+    assert held.weights["similarity"] == pytest.approx(4.0, abs=0.1) and len(curve) == 300
+
+
+def test_training_keeps_the_l2_best_on_choose_and_saves_ranker_and_curve(tmp_path: Path):
+    train = [_row(g % 4) for g in range(12)]
+    choose = [_row(g % 3, n=3) for g in range(6)]
+    summary = train_option_ranker(train, choose, OptionRanker({LM: 1.0}), tmp_path, grid=(0.001, 10.0))
+    assert summary["l2"] == 0.001 and summary["trained"]["choose"]["top1"] == 1.0
+    assert summary["hand_set"]["choose"]["top1"] < 1.0
+    loaded = OptionRanker.load(tmp_path)
+    assert loaded.weights["marker"] > 0 and loaded.info["trained"]["l2"] == 0.001
+    assert (tmp_path / "option_ranker_loss.png").stat().st_size > 0
+    with pytest.raises(ValueError, match="need states"):
+        train_option_ranker([], choose, OptionRanker({LM: 1.0}), tmp_path)
+
+
+def test_ranker_file_is_checked_when_loaded(tmp_path: Path):
+    (tmp_path / RANKER_FILE).write_text(json.dumps({"weights": {"lm": "__import__('os')"}}))
+    with pytest.raises(ValueError, match="map feature names to numbers"):
+        OptionRanker.load(tmp_path)
+
+
+def test_gold_step_matching_and_folds_are_stable():
+    assert same_step(Action("SearchNodes", "taylor swift"), Action("SearchNodes", "Taylor Swift "))
+    query = "SELECT ?x WHERE { ns:m.1 ns:r ?x }"
+    assert same_step(Action("ExecuteSPARQL", query), Action("ExecuteSPARQL", query.replace(" ", "  ")))
+    assert not same_step(Action("ExecuteSPARQL", query), Action("SearchGraphPatterns", query))
+    assert same_step(Action("SearchGraphPatterns", query, semantic="a"), Action("SearchGraphPatterns", query))
+    assert {fold_of("cwq:1", 2), fold_of("cwq:2", 2)} <= {0, 1} and fold_of("cwq:1", 2) == fold_of("cwq:1", 2)
+
+
+@pytest.fixture(scope="module")
+def guided(fbqa_kb):
+    from kb.relation_ranker import default_ranker
+    from kb.tools import Toolbox
+    from mcts.agents.models import load_model
+    from mcts.agents.policy_guided import GuidedPolicy
+    from mcts.training.trajectories import RecordingRanker
+
+    recorder = RecordingRanker(default_ranker())
+    tools = Toolbox(fbqa_kb, ranker=recorder)
+    return tools, recorder, GuidedPolicy(load_model(None), tools)
+
+
+def test_states_along_real_trajectories_hold_the_gold_step_and_the_hand_set_scores(guided, fbqa_dir: Path):
+    tools, recorder, policy = guided
+    records = [r for r in read_jsonl(fbqa_dir / "dev.jsonl")[:6] if r.get("path")]
+    rows = [row for rec in records for row in states_of(rec, tools, recorder, policy)[0]]
+    assert len(rows) >= 6
+    kinds = {r.kinds[r.gold] for r in rows}
+    assert {"entity_patterns", "hop", "done"} <= kinds  # every kind of gold step is seen
+    # The hand-set ranker is the policy as it is: LM score plus the priors' weighted features.
+    from mcts.training.trajectories import build_trajectory
+
+    traj = next(t for t in (build_trajectory(r, tools, recorder) for r in records) if t.valid)
+    options = policy.options(traj.question, traj.steps[:2])  # after SearchNodes, SearchGraphPatterns
+    assert any(o.kind == "hop" and dict(o.features)["similarity"] > 0 for o in options)
+    hand = OptionRanker.from_priors(Priors())
+    for option in options:
+        assert Priors().weigh(option.features) == pytest.approx(option.prior)
+        assert hand.score(0.3, option) == pytest.approx(0.3 + option.prior)
+        assert expanded(option)[f"kind:{option.kind}"] == 1.0
+    assert all(name in PRIOR_NAMES for name in hand.weights if name != LM)
+    trained, _ = fit(rows, hand, l2=0.01)  # a real fit on real states: no worse on what it saw
+    assert evaluate(rows, trained)["top1"] >= evaluate(rows, hand)["top1"]
+
+
+def test_world_uses_the_option_ranker_saved_beside_a_retriever(tmp_path: Path):
+    from mcts.agents.world import _adapter_option_ranker
+
+    folder = tmp_path / "adapter"
+    shutil.copytree(BUNDLED_POLICY_ADAPTER, folder)
+    (folder / RANKER_FILE).unlink(missing_ok=True)
+    assert _adapter_option_ranker(str(folder)) is None and _adapter_option_ranker("") is None
+    OptionRanker({LM: 0.5, "kind:done": 1.0}).save(folder)
+    assert _adapter_option_ranker(str(folder)).weights["kind:done"] == 1.0
