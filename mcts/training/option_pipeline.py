@@ -77,10 +77,10 @@ def build_option_ranker(
     wanted = [r for r in records if str(r["id"]) in train_ids | choose_ids and r.get("path")]
     counts = collect(wanted, make_policy, states_path, resume=resume, progress=progress)
     base = OptionRanker.from_priors(Priors(similarity=prior_weight(out) or Priors().similarity))
-    summary = train_option_ranker(
-        read_states(states_path, train_ids), read_states(states_path, choose_ids), base, out
-    )
-    summary["states"] = counts
+    train_rows, choose_rows = read_states(states_path, train_ids), read_states(states_path, choose_ids)
+    summary = train_option_ranker(train_rows, choose_rows, base, out)
+    # This invocation's collection (0 new questions on a resume) and the states trained on.
+    summary["states"] = {**counts, "train_states": len(train_rows), "choose_states": len(choose_rows)}
     summary["total_wall_s"] = round(time.perf_counter() - started, 1)
     summary["peak_rss_gb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
     saved = OptionRanker.load(out)  # again, with the collection's figures beside the fit's

@@ -27,7 +27,7 @@ from typing import Any
 from mcts.agents.option_ranker import LM, OptionRanker
 from mcts.training.option_states import StateRow
 
-L2_GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+L2_GRID = (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 
 
 @dataclass(frozen=True)

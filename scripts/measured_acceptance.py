@@ -1,0 +1,55 @@
+"""Write `tests/measured_search_vs_greedy.json` from finished eval runs (no model run).
+
+    python scripts/measured_acceptance.py "demo (40)=runs/s5/demo-small" \\
+        "dev test split (68)=runs/s5/test-trained"
+
+Each argument is `NAME=RUN_DIR`: the per-question F1 of the `single`, `fast` and
+`constant` rows of that run's `results.jsonl`, on the questions all three finished. The
+`why` notes of a name already in the file are kept (they explain a claim not met; write
+them by hand, they are analysis). `tests/test_search_acceptance.py` reads the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "tests" / "measured_search_vs_greedy.json"
+METHODS = ("single", "fast", "constant")
+
+
+def per_question_f1(run: Path) -> tuple[list[str], dict[str, list[float]]]:
+    f1: dict[str, dict[str, float]] = {m: {} for m in METHODS}
+    for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row.get("method") in f1 and not row.get("error"):
+            f1[row["method"]][row["question_id"]] = round(float(row["f1"]), 4)
+    order = [q for q in f1["single"] if all(q in f1[m] for m in METHODS)]
+    return order, {m: [f1[m][q] for q in order] for m in METHODS}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("runs", nargs="+", help="NAME=RUN_DIR")
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args()
+    old = json.loads(Path(args.out).read_text(encoding="utf-8")) if Path(args.out).is_file() else {}
+    data: dict[str, object] = {"_source": "scripts/measured_acceptance.py " + " ".join(args.runs)}
+    for spec in args.runs:
+        name, _, run = spec.partition("=")
+        questions, f1 = per_question_f1(Path(run))
+        entry: dict[str, object] = {"questions": questions, "f1": f1}
+        if isinstance(old.get(name), dict) and old[name].get("why"):
+            entry["why"] = old[name]["why"]
+        data[name] = entry
+        print(f"{name}: {len(questions)} questions, " + ", ".join(
+            f"{m} {100 * sum(v) / max(len(v), 1):.1f}" for m, v in f1.items()))  # fmt: skip
+    Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
