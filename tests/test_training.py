@@ -141,7 +141,7 @@ def test_world_ranks_relations_with_the_adapter_and_traces_name_it(tiny_ttl: Pat
     base_tools, _ = _adapted_tools(kb, "")
     assert not isinstance(base_tools.ranker, AdaptedRanker)
     meta = RunMeta(policy_model="smollm2-135m", policy_adapter=describe_adapter(str(BUNDLED_POLICY_ADAPTER)))
-    assert RunMeta.from_dict(meta.to_dict()).policy_adapter == "relation_retriever (relation retriever)"
+    assert RunMeta.from_dict(meta.to_dict()).policy_adapter == describe_adapter(str(BUNDLED_POLICY_ADAPTER))
     assert RunMeta.from_dict({"policy_model": "x"}).policy_adapter == ""  # traces from before: base policy
 
 
