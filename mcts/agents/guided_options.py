@@ -3,8 +3,9 @@
 `enumerate_options(state, mentions, flavour, priors)` lists every sensible next tool
 call given what the history's observations hold (see `mcts.agents.policy_guided` for the
 list). Each option carries a `prior`: a documented term added to the language
-model's score (see `Priors`), and a cheap `rank` used only to cap the number of
-candidates before the model scores them.
+model's score (see `Priors`), the named `features` that prior is the weighted sum of (so a
+trained ranker, `mcts.agents.option_ranker`, can weigh them anew), and a cheap `rank` used
+only to cap the number of candidates before the model scores them.
 
 The priors read a few question words (how many; superlative and comparative words;
 numbers) and the state's shape; they never look at gold answers or at the KB beyond
