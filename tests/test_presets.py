@@ -37,6 +37,9 @@ def test_cli_preset_is_the_base_and_explicit_flags_override_it() -> None:
     assert got == small.with_(c_puct=2.5, method=Method.CONSTANT)
     plain = settings_from_args(build_parser().parse_args(["run", "-q", "x", "--k", "2"]))
     assert plain == SearchSettings(k=2)
+    # A flag written out wins even where its value is the paper's (UCT on top of the small preset).
+    uct = build_parser().parse_args(["eval", "--preset", "small", "--selection", "uct", "--no-greedy-first"])
+    assert settings_from_args(uct, "fast") == small.with_(selection=Selection.UCT, method=Method.FAST)
 
 
 def test_bootstrap_interval_contains_the_mean_and_resamples_questions() -> None:

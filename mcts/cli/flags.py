@@ -35,6 +35,28 @@ _HELP = {
 }
 
 
+GIVEN = "_settings_given"  # the namespace attribute naming the settings flags written out
+
+
+def _mark_given(namespace: argparse.Namespace, dest: str) -> None:
+    setattr(namespace, GIVEN, {*getattr(namespace, GIVEN, ()), dest})
+
+
+class _StoreGiven(argparse.Action):
+    """`store`, remembering that the flag was written (a preset yields to it even when the
+    value is the paper's: `--preset small --selection uct` means UCT)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        setattr(namespace, self.dest, values)
+        _mark_given(namespace, self.dest)
+
+
+class _BoolGiven(argparse.BooleanOptionalAction):
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        super().__call__(parser, namespace, values, option_string)
+        _mark_given(namespace, self.dest)
+
+
 def add_settings_flags(parser: argparse.ArgumentParser, *, skip: tuple[str, ...] = ("method",)) -> None:
     """One flag per `SearchSettings` field except those in `skip`, defaulting to the paper's
     value, and `--preset` (mcts.search.presets)."""
@@ -46,7 +68,7 @@ def add_settings_flags(parser: argparse.ArgumentParser, *, skip: tuple[str, ...]
         default=None,
         help="start from a named configuration: "
         + "; ".join(f"{p.name}: {p.description}" for p in PRESETS.values())
-        + ". Flags set to a value other than the paper's override it",
+        + ". Flags written out override it",
     )
     defaults = SearchSettings()
     for f in fields(SearchSettings):
@@ -57,18 +79,21 @@ def add_settings_flags(parser: argparse.ArgumentParser, *, skip: tuple[str, ...]
         help_text = f"{_HELP.get(f.name, f.name)} (default: {getattr(value, 'value', value)})"
         if isinstance(value, Enum):
             choices = [m.value for m in type(value)]
-            parser.add_argument(flag, dest=f.name, choices=choices, default=value.value, help=help_text)
-        elif isinstance(value, bool):
             parser.add_argument(
-                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=value, help=help_text
+                flag, dest=f.name, choices=choices, default=value.value, help=help_text, action=_StoreGiven
             )
+        elif isinstance(value, bool):
+            parser.add_argument(flag, dest=f.name, action=_BoolGiven, default=value, help=help_text)
         else:
-            parser.add_argument(flag, dest=f.name, type=type(value), default=value, help=help_text)
+            parser.add_argument(
+                flag, dest=f.name, type=type(value), default=value, help=help_text, action=_StoreGiven
+            )
 
 
 def settings_from_args(args: argparse.Namespace, method: str | None = None) -> SearchSettings:
-    """The settings the flags ask for: the `--preset`'s (if any), then every flag whose
-    value differs from the paper's default on top. `method` overrides the flag."""
+    """The settings the flags ask for: the `--preset`'s (if any), then every flag written out
+    on top (on a namespace not parsed here, every value other than the paper's). `method`
+    overrides the flag."""
     paper = SearchSettings()
     given = {f.name: getattr(args, f.name) for f in fields(SearchSettings) if hasattr(args, f.name)}
     if method is not None:
@@ -80,7 +105,12 @@ def settings_from_args(args: argparse.Namespace, method: str | None = None) -> S
 
     base = preset_settings(preset).to_dict()
     paper_values = paper.to_dict()
-    changed = {k: v for k, v in given.items() if k == "method" or v != paper_values[k]}
+    written = getattr(args, GIVEN, None)
+    changed = {
+        k: v
+        for k, v in given.items()
+        if k == "method" or (k in written if written is not None else v != paper_values[k])
+    }
     return SearchSettings.from_dict({**base, **changed})
 
 
