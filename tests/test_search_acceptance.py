@@ -3,8 +3,9 @@
 `tests/measured_search_vs_greedy.json` holds the per-question F1 of the runs the README
 section "Search that beats the greedy path" reports (commands there): the greedy single
 path, and Fast MCTS and its constant-reward ablation under the `small` preset (PUCT with
-the policy prior, the likeliest branch's answer), on the demo tuning slice and on dev
-questions the settings were not tuned on. A claim the measurement does not meet is an
+the policy prior, the likeliest branch's answer), on the 40 demo questions (the preset was
+tuned on the first 16) and on the 68 dev test questions with the trained policy (written by
+`scripts/measured_acceptance.py` from those eval runs). A claim the measurement does not meet is an
 xfail whose reason names the figure and its cause.
 """
 
