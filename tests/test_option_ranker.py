@@ -105,3 +105,17 @@ def test_world_uses_the_option_ranker_saved_beside_a_retriever(tmp_path: Path):
     assert _adapter_option_ranker(str(folder)) is None and _adapter_option_ranker("") is None
     OptionRanker({LM: 0.5, "kind:done": 1.0}).save(folder)
     assert _adapter_option_ranker(str(folder)).weights["kind:done"] == 1.0
+
+
+def test_cli_options_mode_needs_the_trajectories_kb_and_questions(tmp_path: Path, capsys) -> None:
+    from mcts.cli.main import main
+
+    trajectories = tmp_path / "traj.jsonl"
+    trajectories.write_text("")
+    args = ["train-policy", "--mode", "options", "--trajectories", str(trajectories), "--out", str(tmp_path)]
+    assert main(args) == 2
+    assert "needs --kb and --questions" in capsys.readouterr().err
+    # Into a folder without a retriever: a clear error, nothing written.
+    assert main([*args, "--kb", "demo", "--questions", str(trajectories)]) == 2
+    assert "train the relation retriever there first" in capsys.readouterr().err
+    assert not (tmp_path / RANKER_FILE).exists()
