@@ -56,7 +56,6 @@ def first_choice_accuracy(
             history = traj.steps[:2]
             direction, predicates = path_patterns(rec["path"])[0]
             ref = tools.flavour.short(tools.flavour.entity_iri(str(rec["topic_entities"][0]["mid"])))
-            sims = {one_hop(ref, p).render(): p.score for p in history[1].observation.patterns}
             gold = [
                 one_hop(ref, p).render()
                 for p in history[1].observation.patterns
@@ -69,7 +68,7 @@ def first_choice_accuracy(
             for w in weights:
                 totals = []
                 for o, s in zip(opts, lm, strict=True):
-                    sim = sims.get(o.action.argument, 0.0) if o.kind == "hop" else 0.0
+                    sim = dict(o.features).get("similarity", 0.0) if o.kind == "hop" else 0.0
                     totals.append(s + o.prior + (w - default) * sim)
                 pick = opts[max(range(len(opts)), key=lambda i: totals[i])]
                 right[w] += bool(gold) and pick.action.argument == gold[0]

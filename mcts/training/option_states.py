@@ -113,9 +113,11 @@ def collect(
     relations with the retriever its fold allows."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = (
-        {json.loads(line)["id"] for line in out.open(encoding="utf-8")} if resume and out.is_file() else set()
-    )
+    done: set[str] = set()
+    if resume and out.is_file():  # read_text: the file is appended to below, not held open twice
+        done = {
+            json.loads(line)["id"] for line in out.read_text(encoding="utf-8").splitlines() if line.strip()
+        }
     counts = {"questions": 0, "states": 0, "gold_not_offered": 0, "skipped_done": len(done)}
     with out.open("a" if resume else "w", encoding="utf-8") as fh:
         for record in progress([r for r in records if str(r["id"]) not in done]):
