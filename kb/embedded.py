@@ -121,6 +121,10 @@ class EmbeddedKB:
         """Entities named in `question` (longest spans first); see `NameIndex.find_mentions`."""
         return self.names.find_mentions(question, limit)
 
+    def degree_of(self, entity_id: str) -> int:
+        """The entity's number of edges as a subject (a rough popularity; 0 if unknown)."""
+        return self.names.degree_of(entity_id)
+
     # ----- queries --------------------------------------------------------------------
     def query(self, sparql: str, *, timeout_s: float = 10.0, max_rows: int = 10_000) -> QueryResult:
         """Run a SELECT or ASK query; rows beyond `max_rows` are dropped (`truncated`).

@@ -216,6 +216,11 @@ class NameIndex:
         row = self._row_of.get(entity_id)
         return "" if row is None else self._entities[row].description
 
+    def degree_of(self, entity_id: str) -> int:
+        """How many edges the entity has as a subject (0 if unknown): a rough popularity."""
+        row = self._row_of.get(entity_id)
+        return 0 if row is None else self._entities[row].degree
+
     # ----- search ---------------------------------------------------------------------
     def search(self, text: str, limit: int = 10) -> list[EntityHit]:
         """Entities matching `text`, best first (see the module docstring for the tiers)."""
@@ -285,6 +290,9 @@ class NameIndex:
         connected first. `score` is the span length in words.
         """
         tokens = normalise(question).split()
+        # A two-letter word is a mention only when written as an acronym ("US", "UK"):
+        # in lower case it is mostly a function word ("us", "me", "at").
+        acronyms = {w.casefold() for w in re.findall(r"\b[A-Z]{2}\b", question)}
         taken = [False] * len(tokens)
         hits: list[EntityHit] = []
         seen: set[int] = set()
@@ -293,7 +301,10 @@ class NameIndex:
                 if any(taken[start : start + n]):
                     continue
                 span = tokens[start : start + n]
-                if all(t in STOPWORDS or t.isdigit() for t in span) or (n == 1 and len(span[0]) < 3):
+                acronym = n == 1 and span[0] in acronyms
+                if not acronym and (
+                    all(t in STOPWORDS or t.isdigit() for t in span) or (n == 1 and len(span[0]) < 3)
+                ):
                     continue
                 rows = self._by_label.get(" ".join(span))
                 if not rows:

@@ -123,6 +123,15 @@ def test_find_mentions_prefers_the_longest_span_and_skips_function_words(fbqa_kb
     assert fbqa_kb.find_mentions("where did barack obama go to college")[0].id == "m.02mjmr"
 
 
+def test_a_two_letter_mention_counts_only_as_an_acronym_and_degrees_rank_homonyms(fbqa_kb):
+    usa = "m.09c7w0"
+    assert usa in [h.id for h in fbqa_kb.find_mentions("What major US religion has a text named The Bible?")]
+    assert usa not in [h.id for h in fbqa_kb.find_mentions("What does the song tell us about religion?")]
+    # The degree is the name index's rough popularity: the country has far more edges.
+    assert fbqa_kb.degree_of(usa) > 100 > fbqa_kb.degree_of("m.09nqf") > 0  # US dollar
+    assert fbqa_kb.degree_of("m.no_such_entity") == 0
+
+
 def test_name_index_unit_ranking_and_normalisation():
     index = NameIndex(
         names=[("m.1", "Café Müller"), ("m.2", "Cafe Society"), ("m.3", "Muller")],

@@ -162,6 +162,31 @@ def test_relation_phrase_drops_entity_names_and_filler_but_keeps_question_words(
     ) == ("political party member")
 
 
+def test_entity_spans_carry_where_and_how_the_question_writes_them(fbqa_kb):
+    from mcts.agents.guided_options import span_cues
+
+    cues = span_cues("France", 'Which country borders France and sang "Hey Jude"?')
+    assert cues == {"span_position": pytest.approx(3 / 7), "span_proper": 1.0, "span_quoted": 0.0}
+    assert span_cues("Hey Jude", 'Which country borders France and sang "Hey Jude"?')["span_quoted"] == 1.0
+    assert span_cues("country", "country music")["span_proper"] == 0.0  # the first word says nothing
+    assert span_cues("Kingdom of France", "Who ruled France?") == {"span_alias": 1.0}
+    # The options of the first step: the better-connected country outweighs the music genre.
+    opts = policy(fbqa_kb).options("What country borders France and contains East Flanders?", [])
+    feats = {o.action.argument: dict(o.features) for o in opts}
+    assert feats["France"]["popularity"] > feats["country"]["popularity"] > 0
+    assert feats["Kingdom of France"]["span_alias"] == 1.0
+
+
+def test_pattern_options_say_whether_they_point_in_and_go_through_a_cvt(tiny_kb, tools):
+    opts = policy(tiny_kb).options(ADA_Q, ada_patterns(tools))
+    shapes = {o.action.argument: dict(o.features) for o in opts if o.kind == "hop"}
+    birth = "SELECT DISTINCT ?x WHERE { ns:m.t_ada ns:people.person.place_of_birth ?x . }"
+    colleague = "SELECT DISTINCT ?x WHERE { ?x ns:base.science.colleague ns:m.t_ada . }"
+    assert "inverse" not in shapes[birth] and "cvt" not in shapes[birth]
+    assert shapes[colleague]["inverse"] == 1.0
+    assert any(f.get("cvt") == 1.0 for f in shapes.values())
+
+
 def test_homonyms_each_get_their_own_pattern_search_by_id(tiny_kb, tools):
     q = "Who was born in London?"
     hist = walk(tools, [Action("SearchNodes", "London")])

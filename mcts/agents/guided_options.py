@@ -118,8 +118,17 @@ PRIOR_NAMES = frozenset(f.name for f in fields(Priors))
 # Features the hand-set priors give no weight; a trained option ranker
 # (`mcts.agents.option_ranker`) may: where an entity sits among the SearchNodes hits
 # (0 = first), whether its name is written in the question, how many words a span has, and
-# how far a pattern's similarity is below the best one of the same anchor (0 for the best).
-LEARNED_ONLY = ("hit_rank", "name_in_question", "span_words", "similarity_gap")
+# how far a pattern's similarity is below the best one of the same anchor (0 for the best);
+# for an entity span, where it starts in the question (0 = first word, 1 = last), whether
+# it is written as a name (capitalised, not the first word) or in quotes (a title), or
+# is an entity's name the question only writes as an alias ("Kingdom of France" for "France");
+# an entity's popularity (log of 1 + its edges, where the KB can say; a question is
+# usually about the better known of the things it names); and for a pattern, whether it
+# points into the entity (`in`) and whether it goes through a CVT node.
+LEARNED_ONLY = (
+    "hit_rank", "name_in_question", "span_words", "similarity_gap",
+    "span_position", "span_proper", "span_quoted", "span_alias", "popularity", "inverse", "cvt",
+)  # fmt: skip
 Features = tuple[tuple[str, float], ...]
 
 
@@ -242,6 +251,28 @@ def relation_phrase(question: str, names: Sequence[str]) -> str:
     return " ".join(kept)[:80] or question[:80]
 
 
+_QUOTED = re.compile(r'"[^"]+"|“[^”]+”')
+
+
+def span_cues(span: str, question: str) -> dict[str, float]:
+    """Where and how the question writes an entity span (see `LEARNED_ONLY`)."""
+    m = re.search(re.escape(span), question, re.IGNORECASE)
+    if m is None:  # found through an alias: the question does not write the name
+        return {"span_alias": 1.0}
+    before = len(question[: m.start()].split())
+    words = max(len(question.split()) - 1, 1)
+    quoted = any(q.start() <= m.start() and m.end() <= q.end() for q in _QUOTED.finditer(question))
+    return {
+        "span_position": min(before / words, 1.0),
+        "span_proper": float(before > 0 and m.group(0)[:1].isupper()),
+        "span_quoted": float(quoted),
+    }
+
+
+def pattern_shape(p: GraphPattern) -> dict[str, float]:
+    return {"inverse": float(p.direction == "in"), "cvt": float(len(p.predicates) > 1)}
+
+
 def unused_mentions(state: GuidedState, mentions: Sequence[EntityHit]) -> list[str]:
     known = {h.id for h in state.hits}
     spans = dict.fromkeys(span_for(h, state.question) for h in mentions if h.id not in known)
@@ -256,8 +287,13 @@ def enumerate_options(
     *,
     per_anchor: int = 8,
     hit_similarity: Mapping[str, float] | None = None,
+    popularity: Mapping[str, float] | None = None,
 ) -> list[Option]:
-    """Every sensible next step at `state` (not yet capped; actions already taken dropped)."""
+    """Every sensible next step at `state` (not yet capped; actions already taken dropped).
+
+    `hit_similarity`: entity id -> question-description similarity of homonyms;
+    `popularity`: entity id -> log(1 + edges), where the KB can say."""
+    popularity = popularity or {}
     q = state.question
     cues = QuestionCues.read(q)
     semantic = relation_phrase(q, [h.name for h in (*mentions, *state.hits)])
@@ -284,8 +320,12 @@ def enumerate_options(
     if not state.hits or current is not None:
         second = 1.0 if current is not None else 0.0
         for span in unused[: 4 if not state.hits else 2]:
+            feats = {"second_entity": second, "span_words": len(span.split()), **span_cues(span, q)}
+            feats["popularity"] = max(
+                (popularity.get(h.id, 0.0) for h in mentions if span_for(h, q) == span), default=0.0
+            )
             add("search_nodes", f'Find the entity "{span}" in the knowledge base.', Action("SearchNodes", span),
-                {"second_entity": second, "span_words": len(span.split())}, 50.0)  # fmt: skip
+                feats, 50.0)  # fmt: skip
     used = current.entities() if current is not None else set()
     explored_names = {state.name_of(i).casefold() for i in state.entity_patterns}
     used_names = {state.name_of(i).casefold() for i in used}
@@ -300,6 +340,7 @@ def enumerate_options(
                 "homonym": (hit_similarity or {}).get(hit.id, 0.0),
                 "hit_rank": position,
                 "name_in_question": float(hit.name.casefold() in q.casefold()),
+                "popularity": popularity.get(hit.id, 0.0),
             }
             if current is not None:
                 feats["second_entity" if latest and g > 0 else "switch_penalty"] = 1.0
@@ -342,10 +383,11 @@ def enumerate_options(
                 switch = 1.0 if current is not None else 0.0
                 execute("hop", f"Follow {words(p)} from {name}.", one_hop(ref(ident), p),
                         {"similarity": p.score, "similarity_gap": p.score - best, "switch_penalty": switch,
-                         "answer_type": fit(p)}, 10.0 + p.score)  # fmt: skip
+                         "answer_type": fit(p), **pattern_shape(p)}, 10.0 + p.score)  # fmt: skip
             elif current.is_plain and name.casefold() not in used_names:  # not a homonym of the anchor
                 execute("constrain", f"Keep the answers linked to {name} by {words(p)}.", constrain(current, ref(ident), p),
-                        {"similarity": p.score, "similarity_gap": p.score - best}, 20.0 + p.score)  # fmt: skip
+                        {"similarity": p.score, "similarity_gap": p.score - best, **pattern_shape(p)},
+                        20.0 + p.score)  # fmt: skip
 
     # ----- queries from the answers' patterns
     if current is not None and current.is_plain:
@@ -353,7 +395,12 @@ def enumerate_options(
         shown = state.current_patterns()[:per_anchor]
         best = max((p.score for p in shown), default=0.0)
         for p in shown:
-            feats = {"similarity": p.score, "similarity_gap": p.score - best, "answer_type": fit(p)}
+            feats = {
+                "similarity": p.score,
+                "similarity_gap": p.score - best,
+                "answer_type": fit(p),
+                **pattern_shape(p),
+            }
             feats["repeat_relation"] = float(bool(set(p.predicates) & set(current.relations())))
             kind = p.sample.datatype or ""
             if (

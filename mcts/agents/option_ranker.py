@@ -28,7 +28,9 @@ from mcts.agents.guided_options import Option, Priors
 
 RANKER_FILE = "option_ranker.json"
 LM = "lm"
-PER_KIND = ("similarity",)  # features that also get one weight per option kind
+# Features that also get one weight per option kind: a similarity, a popularity or a
+# pattern's shape mean different things for a first hop, an extension or a constraint.
+PER_KIND = ("similarity", "popularity", "inverse", "cvt")
 
 
 def kind_key(kind: str) -> str:

@@ -201,6 +201,9 @@ class GuidedPolicy:
         self.usage = self.scorer.usage if isinstance(self.scorer.usage, Usage) else Usage()
         self.mention_finder = mentions or mention_finder(kb)
         self._mentions: dict[str, list[EntityHit]] = {}
+        # An entity's edge count where the KB can say at no cost (the embedded store's
+        # name index); an endpoint has no such count, and the feature stays 0 there.
+        self._degree_of: Callable[[str], int] | None = getattr(getattr(kb, "kb", kb), "degree_of", None)
 
     # ----- entities named in the question ---------------------------------------------
     def mentions(self, question: str) -> list[EntityHit]:
@@ -230,6 +233,13 @@ class GuidedPolicy:
             out[hit.id] = float(self.ranker.rank(question, [name.sub(" ", hit.description)])[0])
         return out
 
+    def _popularity(self, question: str, state: Any) -> dict[str, float]:
+        """log(1 + edges) of the entities named in the question and found so far."""
+        if self._degree_of is None:
+            return {}
+        ids = {h.id for h in self.mentions(question)} | {h.id for h in state.hits}
+        return {i: math.log1p(self._degree_of(i)) for i in ids}
+
     # ----- the Policy protocol --------------------------------------------------------
     def options(self, question: str, history: Sequence[Step]) -> list[Option]:
         """The capped candidate list at a state (before scoring)."""
@@ -240,6 +250,7 @@ class GuidedPolicy:
             self.flavour,
             self.priors,
             hit_similarity=self._homonym_similarity(state),
+            popularity=self._popularity(question, state),
         )
         opts.sort(key=lambda o: -o.rank)  # stable: enumeration order breaks ties
         return opts[: self.max_candidates]
