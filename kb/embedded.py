@@ -125,6 +125,9 @@ class EmbeddedKB:
         """The entity's number of edges as a subject (a rough popularity; 0 if unknown)."""
         return self.names.degree_of(entity_id)
 
+    def description_of(self, entity_id: str) -> str:
+        return self.names.description_of(entity_id)
+
     # ----- queries --------------------------------------------------------------------
     def query(self, sparql: str, *, timeout_s: float = 10.0, max_rows: int = 10_000) -> QueryResult:
         """Run a SELECT or ASK query; rows beyond `max_rows` are dropped (`truncated`).

@@ -70,7 +70,7 @@ def guided(fbqa_kb):
 
     recorder = RecordingRanker(default_ranker())
     tools = Toolbox(fbqa_kb, ranker=recorder)
-    return tools, recorder, GuidedPolicy(load_model(None), tools)
+    return tools, recorder, GuidedPolicy(load_model(None), tools, learned_features=True)
 
 
 def test_states_along_real_trajectories_hold_the_gold_step_and_the_hand_set_scores(guided, fbqa_dir: Path):

@@ -171,10 +171,13 @@ def test_entity_spans_carry_where_and_how_the_question_writes_them(fbqa_kb):
     assert span_cues("country", "country music")["span_proper"] == 0.0  # the first word says nothing
     assert span_cues("Kingdom of France", "Who ruled France?") == {"span_alias": 1.0}
     # The options of the first step: the better-connected country outweighs the music genre.
-    opts = policy(fbqa_kb).options("What country borders France and contains East Flanders?", [])
+    q = "What country borders France and contains East Flanders?"
+    opts = policy(fbqa_kb, learned_features=True).options(q, [])
     feats = {o.action.argument: dict(o.features) for o in opts}
     assert feats["France"]["popularity"] > feats["country"]["popularity"] > 0
     assert feats["Kingdom of France"]["span_alias"] == 1.0
+    # The hand-set policy weighs no popularity, so it does not look it up.
+    assert all("popularity" not in dict(o.features) for o in policy(fbqa_kb).options(q, []))
 
 
 def test_pattern_options_say_whether_they_point_in_and_go_through_a_cvt(tiny_kb, tools):
@@ -185,6 +188,22 @@ def test_pattern_options_say_whether_they_point_in_and_go_through_a_cvt(tiny_kb,
     assert "inverse" not in shapes[birth] and "cvt" not in shapes[birth]
     assert shapes[colleague]["inverse"] == 1.0
     assert any(f.get("cvt") == 1.0 for f in shapes.values())
+
+
+def test_a_pattern_whose_sample_reads_as_what_is_asked_fits_better(fbqa_kb):
+    from kb.relation_ranker import default_ranker
+    from kb.tools import Toolbox
+
+    fb_tools = Toolbox(fbqa_kb, ranker=default_ranker())
+    q = "What language spoken in Canada is the language of Daedalus?"
+    guided = policy(fbqa_kb, ranker=default_ranker(), learned_features=True)
+    hist = walk(fb_tools, [Action("SearchNodes", "Canada")])
+    explore = next(o.action for o in guided.options(q, hist) if o.kind == "entity_patterns")
+    hops = [o for o in guided.options(q, hist + walk(fb_tools, [explore])) if o.kind == "hop"]
+    fit = {o.thought: dict(o.features)["sample_fit"] for o in hops}
+    languages = fit["Follow country languages spoken from Canada."]
+    assert languages > fit["Follow person nationality from Canada."] + 0.2
+    assert languages == max(fit.values())
 
 
 def test_homonyms_each_get_their_own_pattern_search_by_id(tiny_kb, tools):

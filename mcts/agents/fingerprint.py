@@ -26,6 +26,8 @@ FINGERPRINTED = (
     "mcts/agents/lm_scoring.py",
     "mcts/agents/scorer.py",
     "mcts/search/cleaning.py",
+    # Which entities a question names and how popular they are (the first step's options).
+    "kb/name_index.py",
     # The shipped policy adapter (a trained relation retriever and option ranker) and the code applying it.
     "mcts/agents/relation_adapter.py",
     "mcts/agents/option_ranker.py",

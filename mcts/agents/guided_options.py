@@ -62,6 +62,7 @@ _PLACE_WORDS = re.compile(
     r"place|location|located|contained|city|country|region|state|venue|headquarters|born_in", re.I
 )
 Wh = Literal["when", "where", "who", ""]
+PER_ANCHOR = 8  # patterns of one anchor (an entity, the current answers) that become queries
 
 
 @dataclass(frozen=True)
@@ -124,10 +125,12 @@ PRIOR_NAMES = frozenset(f.name for f in fields(Priors))
 # is an entity's name the question only writes as an alias ("Kingdom of France" for "France");
 # an entity's popularity (log of 1 + its edges, where the KB can say; a question is
 # usually about the better known of the things it names); and for a pattern, whether it
-# points into the entity (`in`) and whether it goes through a CVT node.
+# points into the entity (`in`), whether it goes through a CVT node, and how well its
+# sample value (name and description) reads as what the question asks for ("what
+# language ..." against "English Language, West Germanic language").
 LEARNED_ONLY = (
     "hit_rank", "name_in_question", "span_words", "similarity_gap",
-    "span_position", "span_proper", "span_quoted", "span_alias", "popularity", "inverse", "cvt",
+    "span_position", "span_proper", "span_quoted", "span_alias", "popularity", "inverse", "cvt", "sample_fit",
 )  # fmt: skip
 Features = tuple[tuple[str, float], ...]
 
@@ -285,15 +288,22 @@ def enumerate_options(
     flavour: Flavour,
     priors: Priors,
     *,
-    per_anchor: int = 8,
+    per_anchor: int = PER_ANCHOR,
     hit_similarity: Mapping[str, float] | None = None,
     popularity: Mapping[str, float] | None = None,
+    sample_fit: Mapping[GraphPattern, float] | None = None,
 ) -> list[Option]:
     """Every sensible next step at `state` (not yet capped; actions already taken dropped).
 
     `hit_similarity`: entity id -> question-description similarity of homonyms;
-    `popularity`: entity id -> log(1 + edges), where the KB can say."""
+    `popularity`: entity id -> log(1 + edges), where the KB can say; `sample_fit`: pattern
+    -> similarity of its sample to what the question asks for."""
     popularity = popularity or {}
+    sample_fit = sample_fit or {}
+
+    def shape(p: GraphPattern) -> dict[str, float]:
+        return {**pattern_shape(p), "sample_fit": sample_fit.get(p, 0.0)}
+
     q = state.question
     cues = QuestionCues.read(q)
     semantic = relation_phrase(q, [h.name for h in (*mentions, *state.hits)])
@@ -383,10 +393,10 @@ def enumerate_options(
                 switch = 1.0 if current is not None else 0.0
                 execute("hop", f"Follow {words(p)} from {name}.", one_hop(ref(ident), p),
                         {"similarity": p.score, "similarity_gap": p.score - best, "switch_penalty": switch,
-                         "answer_type": fit(p), **pattern_shape(p)}, 10.0 + p.score)  # fmt: skip
+                         "answer_type": fit(p), **shape(p)}, 10.0 + p.score)  # fmt: skip
             elif current.is_plain and name.casefold() not in used_names:  # not a homonym of the anchor
                 execute("constrain", f"Keep the answers linked to {name} by {words(p)}.", constrain(current, ref(ident), p),
-                        {"similarity": p.score, "similarity_gap": p.score - best, **pattern_shape(p)},
+                        {"similarity": p.score, "similarity_gap": p.score - best, **shape(p)},
                         20.0 + p.score)  # fmt: skip
 
     # ----- queries from the answers' patterns
@@ -399,7 +409,7 @@ def enumerate_options(
                 "similarity": p.score,
                 "similarity_gap": p.score - best,
                 "answer_type": fit(p),
-                **pattern_shape(p),
+                **shape(p),
             }
             feats["repeat_relation"] = float(bool(set(p.predicates) & set(current.relations())))
             kind = p.sample.datatype or ""

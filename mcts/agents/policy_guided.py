@@ -46,8 +46,8 @@ from kb.actions import Action
 from kb.base import KBError
 from kb.flavour import FREEBASE, Flavour
 from kb.name_index import STOPWORDS, normalise
-from kb.observation import EntityHit
-from mcts.agents.guided_options import Option, Priors, enumerate_options
+from kb.observation import EntityHit, GraphPattern
+from mcts.agents.guided_options import PER_ANCHOR, Option, Priors, enumerate_options, relation_phrase
 from mcts.agents.guided_state import read_state
 from mcts.agents.lm_scoring import ContinuationScorer, LMContinuationScorer
 from mcts.agents.option_ranker import OptionRanker
@@ -175,6 +175,7 @@ class GuidedPolicy:
         ranker: Any = None,
         mentions: MentionFinder | None = None,
         option_ranker: OptionRanker | None = None,
+        learned_features: bool | None = None,
     ) -> None:
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -195,6 +196,10 @@ class GuidedPolicy:
         self.priors = priors or Priors()
         # A trained re-weighing of the LM score and the priors' features (None: lm + prior).
         self.option_ranker = option_ranker
+        # The features only a trained ranker weighs that cost a lookup or an embedding
+        # (popularity, sample fit): computed for a ranker, and for collecting its training
+        # states (`learned_features=True`); the hand-set policy gives them no weight.
+        self.learned_features = option_ranker is not None if learned_features is None else learned_features
         # One short demonstration in the KB's vocabulary: the prompt is re-read at every step on a CPU.
         self.prompt = prompt or PromptConfig.for_flavour(self.flavour.name, max_demos=1)
         self.scorer: ContinuationScorer = scorer or LMContinuationScorer(model, batch_size=batch_size)
@@ -203,7 +208,9 @@ class GuidedPolicy:
         self._mentions: dict[str, list[EntityHit]] = {}
         # An entity's edge count where the KB can say at no cost (the embedded store's
         # name index); an endpoint has no such count, and the feature stays 0 there.
-        self._degree_of: Callable[[str], int] | None = getattr(getattr(kb, "kb", kb), "degree_of", None)
+        store = getattr(kb, "kb", kb)
+        self._degree_of: Callable[[str], int] | None = getattr(store, "degree_of", None)
+        self._description_of: Callable[[str], str] | None = getattr(store, "description_of", None)
 
     # ----- entities named in the question ---------------------------------------------
     def mentions(self, question: str) -> list[EntityHit]:
@@ -235,10 +242,39 @@ class GuidedPolicy:
 
     def _popularity(self, question: str, state: Any) -> dict[str, float]:
         """log(1 + edges) of the entities named in the question and found so far."""
-        if self._degree_of is None:
+        if self._degree_of is None or not self.learned_features:
             return {}
         ids = {h.id for h in self.mentions(question)} | {h.id for h in state.hits}
         return {i: math.log1p(self._degree_of(i)) for i in ids}
+
+    def _sample_fit(self, state: Any) -> dict[GraphPattern, float]:
+        """How well each offered pattern's sample (its name and, where the KB has one, its
+        description) reads as what the question asks for: the embedder's similarity to the
+        question's relation phrase ("language spoken" against "English Language, West
+        Germanic language" rather than "Canada, country in North America")."""
+        patterns = [p for ps in state.entity_patterns.values() for p in ps[:PER_ANCHOR]]
+        patterns += state.current_patterns()[:PER_ANCHOR]
+        if not patterns or self._description_of is None or not self.learned_features:
+            return {}
+        texts = []
+        for p in patterns:
+            about = self._description_of(p.sample.id) if p.sample.id else ""
+            texts.append(f"{p.sample.name}, {about}" if about else p.sample.name)
+        names = [h.name for h in (*self.mentions(state.question), *state.hits)]
+        wanted = relation_phrase(state.question, names)
+        return dict(zip(patterns, self._similarities(wanted, texts), strict=True))
+
+    def _similarities(self, text: str, others: Sequence[str]) -> list[float]:
+        if self.ranker is None:
+            from kb.relation_ranker import default_ranker
+
+            self.ranker = default_ranker()
+        encode = getattr(self.ranker, "encode", None)
+        if encode is None:  # a ranker without embeddings (the lexical one of the tests)
+            return [float(x) for x in self.ranker.rank(text, list(others))]
+        # Not persisted: sample descriptions would swell the relation-text disk cache.
+        vectors = encode([text, *others], persist=False)
+        return [float(x) for x in vectors[1:] @ vectors[0]]
 
     # ----- the Policy protocol --------------------------------------------------------
     def options(self, question: str, history: Sequence[Step]) -> list[Option]:
@@ -251,6 +287,7 @@ class GuidedPolicy:
             self.priors,
             hit_similarity=self._homonym_similarity(state),
             popularity=self._popularity(question, state),
+            sample_fit=self._sample_fit(state),
         )
         opts.sort(key=lambda o: -o.rank)  # stable: enumeration order breaks ties
         return opts[: self.max_candidates]

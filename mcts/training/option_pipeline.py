@@ -65,7 +65,7 @@ def build_option_ranker(
     def policy_for(folder: Path | str) -> tuple[Any, Any, Any]:
         recorder = RecordingRanker(AdaptedRanker(embedder, RelationAdapter.load(folder)))
         tools = Toolbox(kb, ranker=recorder)
-        return tools, recorder, GuidedPolicy(model, tools)
+        return tools, recorder, GuidedPolicy(model, tools, learned_features=True)
 
     per_fold = [policy_for(f) for f in fold_folders]
     shipped = policy_for(out)
