@@ -32,11 +32,27 @@ def test_fit_learns_a_feature_that_marks_the_gold_step_and_stays_near_the_hand_s
     assert held.weights["similarity"] == pytest.approx(4.0, abs=0.1) and len(curve) == 300
 
 
-def test_training_keeps_the_l2_best_on_choose_and_saves_ranker_and_curve(tmp_path: Path):
+def test_the_lm_score_gets_a_weight_per_kind_of_option_and_the_fit_learns_it():
+    from mcts.agents.guided_options import Option
+
+    hop = Option("hop", "Follow x.", Action("ExecuteSPARQL", "SELECT ?x WHERE { ?x ns:r ns:m.1 }"))
+    assert OptionRanker({LM: 1.0, "lm:hop": 2.0}).score(0.5, hop) == pytest.approx(1.5)
+    assert OptionRanker({LM: 1.0, "lm:done": 2.0}).score(0.5, hop) == pytest.approx(0.5)
+    # The LM points at the gold option of "done" states and away from it in "hop" states.
+    rows = [
+        StateRow("q", 0, (1.0, 0.0), (k, k), ({}, {}), 0 if k == "done" else 1) for k in ("done", "hop") * 6
+    ]
+    trained, _ = fit(rows, OptionRanker({LM: 1.0}), l2=0.001)
+    assert trained.weights["lm:done"] > 0 > trained.weights["lm:hop"]
+    assert evaluate(rows, trained)["top1"] == 1.0
+
+
+def test_training_keeps_the_l2_best_on_held_out_states_and_saves_ranker_and_curve(tmp_path: Path):
     train = [_row(g % 4) for g in range(12)]
     choose = [_row(g % 3, n=3) for g in range(6)]
     summary = train_option_ranker(train, choose, OptionRanker({LM: 1.0}), tmp_path, grid=(0.001, 10.0))
     assert summary["l2"] == 0.001 and summary["trained"]["choose"]["top1"] == 1.0
+    assert summary["grid"]["0.001"]["held_out_top1"] >= summary["grid"]["10"]["held_out_top1"]
     assert summary["hand_set"]["choose"]["top1"] < 1.0
     loaded = OptionRanker.load(tmp_path)
     assert loaded.weights["marker"] > 0 and loaded.info["trained"]["l2"] == 0.001

@@ -4,11 +4,15 @@ The guided policy scores an option as `lm + prior`, where `prior` is a weighted 
 named features (`Option.features`, weights in `Priors`). The ranker keeps that form and
 learns the weights from trajectories (`mcts.training.option_ranker`):
 
-    score = w_lm * lm + sum_f w_f * x_f + b_kind + sum_f w_(f, kind) * x_f   (f = similarity)
+    score = (w_lm + w_(lm, kind)) * lm + sum_f w_f * x_f + b_kind + sum_f w_(f, kind) * x_f
+                                                    (f in PER_KIND: similarity, popularity, ...)
 
 `b_kind` lets the data say how often each kind of step is the right one (Done against one
 more hop, say), and the per-kind similarity weight how much the relation similarity should
-count for a first hop, an extension or a constraint. With `w_lm = 1`, the `Priors` values
+count for a first hop, an extension or a constraint; the per-kind LM weight how far the
+small LM's reading is worth trusting for each kind of choice (which entity a question is
+about, say, against which relation: measured, the LM alone picks the entity well and the
+relation badly). With `w_lm = 1`, the `Priors` values
 and every other weight 0 it is the hand-set policy exactly (`OptionRanker.from_priors`).
 
 Saved as `option_ranker.json` in a policy-adapter folder, beside the relation retriever it
@@ -66,7 +70,8 @@ class OptionRanker:
 
     def score(self, lm: float, option: Option) -> float:
         w = self.weights
-        return w.get(LM, 1.0) * lm + sum(w.get(name, 0.0) * x for name, x in expanded(option).items())
+        lm_weight = w.get(LM, 1.0) + w.get(per_kind_key(LM, option.kind), 0.0)
+        return lm_weight * lm + sum(w.get(name, 0.0) * x for name, x in expanded(option).items())
 
     def save(self, folder: str | Path) -> Path:
         path = Path(folder) / RANKER_FILE
