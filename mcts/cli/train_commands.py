@@ -162,7 +162,9 @@ def cmd_train_policy(args: argparse.Namespace) -> int:
         except (ValueError, RuntimeError, OSError) as exc:
             return _err(str(exc))
     print(json.dumps(summary, indent=1))
-    print(f"adapter: {args.out} (loss curve: {Path(args.out) / 'loss.png'})")
+    # The option ranker's curve sits beside the retriever's in the same folder.
+    curve = "option_ranker_loss.png" if args.mode == "options" else "loss.png"
+    print(f"adapter: {args.out} (loss curve: {Path(args.out) / curve})")
     return 0
 
 
