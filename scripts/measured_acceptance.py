@@ -4,9 +4,9 @@
         "dev test split (68)=runs/s5/test-trained"
 
 Each argument is `NAME=RUN_DIR`: the per-question F1 of the `single`, `fast` and
-`constant` rows of that run's `results.jsonl`, on the questions all three finished. The
-`why` notes of a name already in the file are kept (they explain a claim not met; write
-them by hand, they are analysis). `tests/test_search_acceptance.py` reads the file.
+`constant` rows of that run's results (`results.jsonl` or its shards), on the questions all
+three finished. The `why` notes of a name already in the file are kept (they explain a claim
+not met; write them by hand, they are analysis). `tests/test_search_acceptance.py` reads the file.
 """
 
 from __future__ import annotations
@@ -21,7 +21,11 @@ METHODS = ("single", "fast", "constant")
 
 def per_question_f1(run: Path) -> tuple[list[str], dict[str, list[float]]]:
     f1: dict[str, dict[str, float]] = {m: {} for m in METHODS}
-    for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines():
+    files = sorted(run.glob("results*.jsonl"))  # unsharded and every shard, as `eval --merge` reads them
+    lines = [line for path in files for line in path.read_text(encoding="utf-8").splitlines()]
+    if not lines:
+        raise SystemExit(f"{run}: no results*.jsonl")
+    for line in lines:
         row = json.loads(line)
         if row.get("method") in f1 and not row.get("error"):
             f1[row["method"]][row["question_id"]] = round(float(row["f1"]), 4)
