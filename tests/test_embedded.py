@@ -123,7 +123,7 @@ def test_find_mentions_prefers_the_longest_span_and_skips_function_words(fbqa_kb
     assert fbqa_kb.find_mentions("where did barack obama go to college")[0].id == "m.02mjmr"
 
 
-def test_a_two_letter_mention_counts_only_as_an_acronym_and_degrees_rank_homonyms(fbqa_kb):
+def test_a_two_letter_mention_counts_only_as_an_acronym_and_the_index_knows_edge_counts(fbqa_kb):
     usa = "m.09c7w0"
     assert usa in [h.id for h in fbqa_kb.find_mentions("What major US religion has a text named The Bible?")]
     assert usa not in [h.id for h in fbqa_kb.find_mentions("What does the song tell us about religion?")]
