@@ -227,17 +227,14 @@ class GuidedPolicy:
         homonyms = [h for hits in by_name.values() if len(hits) > 1 for h in hits if h.description]
         if not homonyms or self.priors.homonym == 0:
             return {}
-        if self.ranker is None:
-            from kb.relation_ranker import default_ranker
-
-            self.ranker = default_ranker()
+        ranker = self._embedder()
         # The shared name says nothing about which one is meant (and an album named after
         # its artist would match on it): compare question and description without it.
         out: dict[str, float] = {}
         for hit in homonyms:
             name = re.compile(re.escape(hit.name), re.IGNORECASE)
             question = " ".join(name.sub(" ", state.question).split())
-            out[hit.id] = float(self.ranker.rank(question, [name.sub(" ", hit.description)])[0])
+            out[hit.id] = float(ranker.rank(question, [name.sub(" ", hit.description)])[0])
         return out
 
     def _popularity(self, question: str, state: Any) -> dict[str, float]:
@@ -264,14 +261,19 @@ class GuidedPolicy:
         wanted = relation_phrase(state.question, names)
         return dict(zip(patterns, self._similarities(wanted, texts), strict=True))
 
-    def _similarities(self, text: str, others: Sequence[str]) -> list[float]:
+    def _embedder(self) -> Any:
+        """The sentence-embedding ranker, the process-wide default loaded on first need."""
         if self.ranker is None:
             from kb.relation_ranker import default_ranker
 
             self.ranker = default_ranker()
-        encode = getattr(self.ranker, "encode", None)
+        return self.ranker
+
+    def _similarities(self, text: str, others: Sequence[str]) -> list[float]:
+        ranker = self._embedder()
+        encode = getattr(ranker, "encode", None)
         if encode is None:  # a ranker without embeddings (the lexical one of the tests)
-            return [float(x) for x in self.ranker.rank(text, list(others))]
+            return [float(x) for x in ranker.rank(text, list(others))]
         # Not persisted: sample descriptions would swell the relation-text disk cache.
         vectors = encode([text, *others], persist=False)
         return [float(x) for x in vectors[1:] @ vectors[0]]
