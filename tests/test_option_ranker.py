@@ -12,7 +12,7 @@ from kb.actions import Action
 from mcts.agents.guided_options import PRIOR_NAMES, Priors
 from mcts.agents.models import BUNDLED_POLICY_ADAPTER
 from mcts.agents.option_ranker import LM, RANKER_FILE, OptionRanker, expanded
-from mcts.training.option_ranker import evaluate, fit, train_option_ranker
+from mcts.training.option_ranker import evaluate, fit, picks_by_step, train_option_ranker
 from mcts.training.option_states import StateRow, fold_of, same_step, states_of
 from mcts.training.split import read_jsonl
 
@@ -47,12 +47,27 @@ def test_the_lm_score_gets_a_weight_per_kind_of_option_and_the_fit_learns_it():
     assert evaluate(rows, trained)["top1"] == 1.0
 
 
+def test_picks_are_counted_per_kind_of_gold_step():
+    stop = StateRow("q", 3, (0.0, 1.0), ("hop", "done"), ({}, {}), 1)  # the LM prefers Done: right
+    go_on = StateRow("q", 3, (0.0, 1.0), ("answer_patterns", "done"), ({}, {}), 0)  # wrong
+    tie = StateRow("q", 2, (0.5, 0.5), ("hop", "hop"), ({}, {}), 0)  # a tie is not a pick
+    counts = picks_by_step([stop, go_on, tie, stop], OptionRanker({LM: 1.0}))
+    assert counts == {"answer_patterns": [0, 1], "done": [2, 2], "hop": [0, 1]}
+
+
 def test_training_keeps_the_l2_best_on_held_out_states_and_saves_ranker_and_curve(tmp_path: Path):
-    train = [_row(g % 4) for g in range(12)]
+    from dataclasses import replace
+
+    train = [replace(_row(g % 4), id=f"q{g}") for g in range(12)]  # questions in both CV folds
     choose = [_row(g % 3, n=3) for g in range(6)]
     summary = train_option_ranker(train, choose, OptionRanker({LM: 1.0}), tmp_path, grid=(0.001, 10.0))
     assert summary["l2"] == 0.001 and summary["trained"]["choose"]["top1"] == 1.0
     assert summary["grid"]["0.001"]["held_out_top1"] >= summary["grid"]["10"]["held_out_top1"]
+    by_step = summary["trained"]["choose"]["held_out_by_step"]  # every held-out state, by gold step
+    assert by_step["hop"][1] == len(choose) + len(train)
+    assert by_step["hop"][0] / by_step["hop"][1] == pytest.approx(
+        summary["trained"]["choose"]["held_out_top1"], abs=1e-4
+    )
     assert summary["hand_set"]["choose"]["top1"] < 1.0
     loaded = OptionRanker.load(tmp_path)
     assert loaded.weights["marker"] > 0 and loaded.info["trained"]["l2"] == 0.001

@@ -67,13 +67,18 @@ class _Batch:
 
         return torch.nn.functional.cross_entropy(self.logits(w), self.gold)
 
-    def top1(self, w: Any) -> float:
+    def picks(self, w: Any) -> list[bool]:
+        """Per state: is the gold option the only top-scored one (a tie is not a pick)?"""
         import torch
 
         with torch.no_grad():
             s = self.logits(w)
             gold = s.gather(1, self.gold.unsqueeze(1))
-            return float(((s >= gold).sum(1) == 1).float().mean())  # a tie is not a pick
+            return [bool(x) for x in (s >= gold).sum(1) == 1]
+
+    def top1(self, w: Any) -> float:
+        picks = self.picks(w)
+        return sum(picks) / len(picks)
 
 
 def vocabulary(rows: Sequence[StateRow], base: OptionRanker) -> list[str]:
@@ -117,6 +122,29 @@ def evaluate(rows: Sequence[StateRow], ranker: OptionRanker) -> dict[str, float]
         return {"top1": round(batch.top1(w), 4), "loss": round(float(batch.loss(w)), 4), "states": len(rows)}
 
 
+def picks_by_step(rows: Sequence[StateRow], ranker: OptionRanker) -> dict[str, list[int]]:
+    """[right, states] per kind of gold step: which entity to search (`search_nodes`), which
+    relation to follow (`hop`, `extend`), when to stop (`done`) or look one hop further
+    (`answer_patterns`); where a ranker's misses are."""
+    import torch
+
+    names = vocabulary(rows, ranker)
+    w = torch.tensor([ranker.weights.get(n, 0.0) for n in names])
+    out: dict[str, list[int]] = {}
+    for row, right in zip(rows, _Batch(rows, names).picks(w), strict=True):
+        tally = out.setdefault(row.kinds[row.gold], [0, 0])
+        tally[0] += right
+        tally[1] += 1
+    return dict(sorted(out.items()))
+
+
+def _add(tally: dict[str, list[int]], more: dict[str, list[int]]) -> None:
+    for kind, (right, states) in more.items():
+        tally.setdefault(kind, [0, 0])
+        tally[kind][0] += right
+        tally[kind][1] += states
+
+
 def train_option_ranker(
     train: Sequence[StateRow],
     choose: Sequence[StateRow],
@@ -142,14 +170,15 @@ def train_option_ranker(
     for l2 in grid:
         ranker, curve = fit(train, base, l2, config)
         on_choose = evaluate(choose, ranker)
-        right, seen = on_choose["top1"] * len(choose), len(choose)
+        by_step = picks_by_step(choose, ranker)
         for fold in range(cv_folds):
             fitted = [r for r in train if fold_of(r.id, cv_folds) != fold]
             scored = [r for r in train if fold_of(r.id, cv_folds) == fold]
             if fitted and scored:
-                right += evaluate(scored, fit(fitted, base, l2, config)[0])["top1"] * len(scored)
-                seen += len(scored)
-        tried.append((l2, ranker, curve, {**on_choose, "held_out_top1": round(right / seen, 4)}))
+                _add(by_step, picks_by_step(scored, fit(fitted, base, l2, config)[0]))
+        right, seen = (sum(t[i] for t in by_step.values()) for i in (0, 1))
+        held_out = {"held_out_top1": round(right / seen, 4), "held_out_by_step": by_step}
+        tried.append((l2, ranker, curve, {**on_choose, **held_out}))
     # Highest held-out top-1, then lowest choose loss, then the strongest pull to the hand-set weights.
     l2, ranker, curve, chosen = max(tried, key=lambda t: (t[3]["held_out_top1"], -t[3]["loss"], t[0]))
     summary = {
