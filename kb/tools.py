@@ -29,7 +29,7 @@ from typing import Any
 from kb.actions import Action, ActionParseError
 from kb.base import KBError, KnowledgeBase, QueryResult, Term
 from kb.flavour import FREEBASE, Flavour, iri_ref
-from kb.observation import EntityHit, GraphPattern, Observation, Value
+from kb.observation import GraphPattern, Observation, Value
 from kb.relation_ranker import Ranker
 
 log = logging.getLogger(__name__)
@@ -157,11 +157,6 @@ class Toolbox:
             predicates = self._relation_texts([(p,) for p in predicates], deadline)
         self._rank("warm up", predicates)
         self.all_types()
-
-    def find_mentions(self, question: str, limit: int = 10) -> list[EntityHit]:
-        """Entities named in `question` if the KB can say (embedded KBs can), else []."""
-        finder = getattr(self.kb, "find_mentions", None)
-        return finder(question, limit) if finder else []
 
     # ----- SearchNodes --------------------------------------------------------------
     def search_nodes(self, action: Action) -> Observation:
