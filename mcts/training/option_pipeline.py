@@ -8,6 +8,8 @@
    resumable.
 3. The ranker (`mcts.training.option_ranker`), saved as `out/option_ranker.json` beside the
    retriever it was trained with.
+4. One adapter per fold that never saw that fold's train questions, and the questions, in
+   `<states>.folds/` (`mcts.training.fold_adapters`): a held-out single path on 300 questions.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def build_option_ranker(
     from mcts.agents.option_ranker import OptionRanker
     from mcts.agents.policy_guided import GuidedPolicy
     from mcts.agents.relation_adapter import AdaptedRanker, RelationAdapter, is_relation_adapter, prior_weight
+    from mcts.training.fold_adapters import write_fold_adapters
     from mcts.training.option_ranker import train_option_ranker
     from mcts.training.option_states import collect, fold_of, read_states
     from mcts.training.retriever import train_retriever
@@ -85,4 +88,8 @@ def build_option_ranker(
     summary["peak_rss_gb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
     saved = OptionRanker.load(out)  # again, with the collection's figures beside the fit's
     OptionRanker(saved.weights, {"trained": summary}).save(out)
+    # For a held-out single path on the train questions (`mcts.training.fold_adapters`).
+    train_records = [r for r in records if str(r["id"]) in train_ids]
+    written = write_fold_adapters(train_records, train_rows, base, summary["l2"], out, fold_dir, folds)
+    summary["fold_adapters"] = [str(adapter) for adapter, _ in written]
     return summary
