@@ -111,13 +111,19 @@ def fit(
     return OptionRanker(weights), curve
 
 
+def _scored(rows: Sequence[StateRow], ranker: OptionRanker) -> tuple[_Batch, Any]:
+    """The states as a batch, and the ranker's weights in the batch's feature order."""
+    import torch
+
+    names = vocabulary(rows, ranker)
+    return _Batch(rows, names), torch.tensor([ranker.weights.get(n, 0.0) for n in names])
+
+
 def evaluate(rows: Sequence[StateRow], ranker: OptionRanker) -> dict[str, float]:
     """Share of states whose top-scored option is the gold step (ties count against), and the loss."""
     import torch
 
-    names = vocabulary(rows, ranker)
-    batch = _Batch(rows, names)
-    w = torch.tensor([ranker.weights.get(n, 0.0) for n in names])
+    batch, w = _scored(rows, ranker)
     with torch.no_grad():
         return {"top1": round(batch.top1(w), 4), "loss": round(float(batch.loss(w)), 4), "states": len(rows)}
 
@@ -126,12 +132,9 @@ def picks_by_step(rows: Sequence[StateRow], ranker: OptionRanker) -> dict[str, l
     """[right, states] per kind of gold step: which entity to search (`search_nodes`), which
     relation to follow (`hop`, `extend`), when to stop (`done`) or look one hop further
     (`answer_patterns`); where a ranker's misses are."""
-    import torch
-
-    names = vocabulary(rows, ranker)
-    w = torch.tensor([ranker.weights.get(n, 0.0) for n in names])
+    batch, w = _scored(rows, ranker)
     out: dict[str, list[int]] = {}
-    for row, right in zip(rows, _Batch(rows, names).picks(w), strict=True):
+    for row, right in zip(rows, batch.picks(w), strict=True):
         tally = out.setdefault(row.kinds[row.gold], [0, 0])
         tally[0] += right
         tally[1] += 1
