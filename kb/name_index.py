@@ -132,6 +132,7 @@ STOPWORDS = frozenset(
     ]
 )
 _MAX_SPAN = 8  # longest label in words that find_mentions tries
+_PARTIAL_PER_SPAN = 3  # entities offered for a shortened name
 
 
 def normalise(text: str) -> str:
@@ -314,4 +315,51 @@ class NameIndex:
                     if row not in seen:
                         seen.add(row)
                         hits.append(self._hit(row, float(n)))
+        for n, row in self._partial_mentions(question, tokens, taken):
+            if row not in seen:
+                seen.add(row)
+                hits.append(self._hit(row, float(n)))
         return hits[:limit]
+
+    def _partial_mentions(self, question: str, tokens: list[str], taken: list[bool]) -> list[tuple[int, int]]:
+        """(span length in words, entity row) for the spans no label matched whole but a longer name ends
+        with ("Whitman" -> Walt Whitman, "scott fitzgerald" -> F. Scott Fitzgerald) or names in
+        the plural ("Jonas brother" -> Jonas Brothers): questions often shorten a name.
+
+        The `_PARTIAL_PER_SPAN` most connected such entities per span (the shortened name is
+        ambiguous: "Whitman" is Walt and Mae Whitman), and only for a span that reads as a
+        name: its first word written with a capital (not the question's first word), or two or
+        more words in a question written all in lower case. A lone common word would otherwise
+        match every longer name ending with it ("live" -> a live album)."""
+        words = question.split()
+        capitalised = {t for w in words[1:] if w[:1].isupper() for t in normalise(w).split()}
+        lower_case = not any(w[:1].isupper() for w in words[1:])
+        found: list[tuple[int, int]] = []
+        for n in range(min(3, len(tokens)), 0, -1):
+            for start in range(len(tokens) - n + 1):
+                span = tokens[start : start + n]
+                if any(taken[start : start + n]) or any(
+                    t in STOPWORDS or t.isdigit() or len(t) < 3 for t in span
+                ):
+                    continue
+                if not (span[0] in capitalised or (lower_case and n >= 2)):
+                    continue
+                rows = self._longer_names(span)
+                if rows:
+                    taken[start : start + n] = [True] * n
+                    rows = sorted(set(rows), key=lambda r: (-self._entities[r].degree, r))
+                    found += [(n, row) for row in rows[:_PARTIAL_PER_SPAN]]
+        return found
+
+    def _longer_names(self, span: list[str]) -> list[int]:
+        """Entities with a label that ends with `span` after more words, or is `span` with its
+        last word in the plural."""
+        match = " ".join(f'"{t}"' for t in span[:-1]) + f' "{span[-1]}"*'
+        rows = []
+        for row, norm in self._fts("words", match.strip(), 200):
+            label = norm.split()
+            ends_with = len(label) > len(span) and label[-len(span) :] == span
+            plural = label[:-1] == span[:-1] and label[-1] in (span[-1] + "s", span[-1] + "es")
+            if ends_with or plural:
+                rows.append(row)
+        return rows

@@ -123,6 +123,27 @@ def test_find_mentions_prefers_the_longest_span_and_skips_function_words(fbqa_kb
     assert fbqa_kb.find_mentions("where did barack obama go to college")[0].id == "m.02mjmr"
 
 
+def test_a_shortened_or_singular_name_is_a_mention_when_it_reads_as_a_name(fbqa_kb):
+    def names(question):
+        return [h.name for h in fbqa_kb.find_mentions(question)]
+
+    # A surname finds the longer names that end with it, the most connected first.
+    assert "Walt Whitman" in names("What President influenced Whitman's poetry?")
+    assert "Jonas Brothers" in names("Which Jonas brother ended a celebrity relationship in 2007?")
+    # In a question written all in lower case, only a span of two or more words.
+    assert "F. Scott Fitzgerald" in names("where did scott fitzgerald go to college?")
+
+
+def test_a_common_word_is_not_read_as_a_shortened_name():
+    index = NameIndex(
+        names=[("m.1", "Walt Whitman"), ("m.2", "Bon Jovi Live"), ("m.3", "Mae Whitman")],
+        degrees={"m.1": 9, "m.3": 3},
+    )
+    assert [h.id for h in index.find_mentions("Who influenced Whitman?")] == ["m.1", "m.3"]
+    assert index.find_mentions("where did whitman live?") == []  # lower case, one word
+    assert index.find_mentions("Live shows of which band?") == []  # a capital that only starts the question
+
+
 def test_a_two_letter_mention_counts_only_as_an_acronym_and_the_index_knows_edge_counts(fbqa_kb):
     usa = "m.09c7w0"
     assert usa in [h.id for h in fbqa_kb.find_mentions("What major US religion has a text named The Bible?")]
