@@ -6,9 +6,11 @@ import json
 import shutil
 from pathlib import Path
 
+from mcts.agents.case_memory import load_cases, save_cases
 from mcts.agents.models import BUNDLED_POLICY_ADAPTER
 from mcts.agents.option_ranker import LM, OptionRanker
 from mcts.agents.relation_adapter import is_relation_adapter
+from mcts.training.cases import cases_from_records
 from mcts.training.fold_adapters import WEIGHTS, write_fold_adapters
 from mcts.training.option_states import StateRow, fold_of
 
@@ -25,7 +27,11 @@ def test_each_fold_gets_its_retriever_a_ranker_fitted_without_it_and_its_questio
     for f in range(2):  # stand-ins for the stacking step's fold retrievers: told apart by their bytes
         (folds_dir / f"retriever-{f}").mkdir(parents=True)
         (folds_dir / f"retriever-{f}" / WEIGHTS).write_bytes(f"fold {f}".encode())
-    records = [{"id": f"q{i}", "question": f"question {i}?"} for i in range(12)]
+    records = [
+        {"id": f"q{i}", "question": f"question {i}?", "topic_entities": [{"mid": f"m.{i}"}], "path": ["a.b"]}
+        for i in range(12)
+    ]
+    save_cases(cases_from_records(records), shipped)  # the shipped memory holds every train question
     rows = [_row(r["id"]) for r in records]
     assert {fold_of(r["id"], 2) for r in records} == {0, 1}
 
@@ -41,4 +47,7 @@ def test_each_fold_gets_its_retriever_a_ranker_fitted_without_it_and_its_questio
         assert ids == [r["id"] for r in records if fold_of(r["id"], 2) == f]
         assert ranker.info["states"] == sum(1 for r in rows if fold_of(r.id, 2) != f)  # the other fold's
         assert ranker.weights["marker"] > 0
+        # Its case memory holds the other fold's questions only.
+        held = {c.question for c in load_cases(adapter)}
+        assert held == {r["question"] for r in records if fold_of(r["id"], 2) != f}
     assert (shipped / WEIGHTS).read_bytes() != b"fold 0"  # the shipped adapter is untouched

@@ -23,6 +23,7 @@ from kb.actions import Action
 from kb.flavour import Flavour
 from kb.name_index import STOPWORDS
 from kb.observation import EntityHit, GraphPattern, Value
+from mcts.agents.case_memory import CaseFit
 from mcts.agents.guided_state import GuidedState, squash
 from mcts.agents.query_builder import (
     Op,
@@ -127,10 +128,12 @@ PRIOR_NAMES = frozenset(f.name for f in fields(Priors))
 # usually about the better known of the things it names); and for a pattern, whether it
 # points into the entity (`in`), whether it goes through a CVT node, and how well its
 # sample value (name and description) reads as what the question asks for ("what
-# language ..." against "English Language, West Germanic language").
+# language ..." against "English Language, West Germanic language"); and how similar the
+# question is to a training question that took the same step (`mcts.agents.case_memory`).
 LEARNED_ONLY = (
     "hit_rank", "name_in_question", "span_words", "similarity_gap",
     "span_position", "span_proper", "span_quoted", "span_alias", "popularity", "inverse", "cvt", "sample_fit",
+    "case_entity", "case_relation", "case_relation_any",
 )  # fmt: skip
 Features = tuple[tuple[str, float], ...]
 
@@ -292,17 +295,21 @@ def enumerate_options(
     hit_similarity: Mapping[str, float] | None = None,
     popularity: Mapping[str, float] | None = None,
     sample_fit: Mapping[GraphPattern, float] | None = None,
+    cases: CaseFit | None = None,
 ) -> list[Option]:
     """Every sensible next step at `state` (not yet capped; actions already taken dropped).
 
     `hit_similarity`: entity id -> question-description similarity of homonyms;
     `popularity`: entity id -> log(1 + edges), where the KB can say; `sample_fit`: pattern
-    -> similarity of its sample to what the question asks for."""
+    -> similarity of its sample to what the question asks for; `cases`: the case memory's
+    evidence for each entity and relation."""
     popularity = popularity or {}
     sample_fit = sample_fit or {}
+    cases = cases or CaseFit()
 
     def shape(p: GraphPattern) -> dict[str, float]:
-        return {**pattern_shape(p), "sample_fit": sample_fit.get(p, 0.0)}
+        return {**pattern_shape(p), "sample_fit": sample_fit.get(p, 0.0),
+                "case_relation_any": cases.relation_any.get(p, 0.0)}  # fmt: skip
 
     q = state.question
     cues = QuestionCues.read(q)
@@ -331,9 +338,9 @@ def enumerate_options(
         second = 1.0 if current is not None else 0.0
         for span in unused[: 4 if not state.hits else 2]:
             feats = {"second_entity": second, "span_words": len(span.split()), **span_cues(span, q)}
-            feats["popularity"] = max(
-                (popularity.get(h.id, 0.0) for h in mentions if span_for(h, q) == span), default=0.0
-            )
+            found = [h.id for h in mentions if span_for(h, q) == span]
+            feats["popularity"] = max((popularity.get(i, 0.0) for i in found), default=0.0)
+            feats["case_entity"] = max((cases.entity.get(i, 0.0) for i in found), default=0.0)
             add("search_nodes", f'Find the entity "{span}" in the knowledge base.', Action("SearchNodes", span),
                 feats, 50.0)  # fmt: skip
     used = current.entities() if current is not None else set()
@@ -351,6 +358,7 @@ def enumerate_options(
                 "hit_rank": position,
                 "name_in_question": float(hit.name.casefold() in q.casefold()),
                 "popularity": popularity.get(hit.id, 0.0),
+                "case_entity": cases.entity.get(hit.id, 0.0),
             }
             if current is not None:
                 feats["second_entity" if latest and g > 0 else "switch_penalty"] = 1.0
@@ -393,7 +401,8 @@ def enumerate_options(
                 switch = 1.0 if current is not None else 0.0
                 execute("hop", f"Follow {words(p)} from {name}.", one_hop(ref(ident), p),
                         {"similarity": p.score, "similarity_gap": p.score - best, "switch_penalty": switch,
-                         "answer_type": fit(p), **shape(p)}, 10.0 + p.score)  # fmt: skip
+                         "answer_type": fit(p), "case_relation": cases.relation.get((ident, p), 0.0), **shape(p)},
+                        10.0 + p.score)  # fmt: skip
             elif current.is_plain and name.casefold() not in used_names:  # not a homonym of the anchor
                 execute("constrain", f"Keep the answers linked to {name} by {words(p)}.", constrain(current, ref(ident), p),
                         {"similarity": p.score, "similarity_gap": p.score - best, **shape(p)},

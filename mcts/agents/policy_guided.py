@@ -47,6 +47,7 @@ from kb.base import KBError
 from kb.flavour import FREEBASE, Flavour
 from kb.name_index import STOPWORDS, normalise
 from kb.observation import EntityHit, GraphPattern
+from mcts.agents.case_memory import CaseFit, CaseMemory
 from mcts.agents.guided_options import PER_ANCHOR, Option, Priors, enumerate_options, relation_phrase
 from mcts.agents.guided_state import read_state
 from mcts.agents.lm_scoring import ContinuationScorer, LMContinuationScorer
@@ -176,6 +177,7 @@ class GuidedPolicy:
         mentions: MentionFinder | None = None,
         option_ranker: OptionRanker | None = None,
         learned_features: bool | None = None,
+        cases: CaseMemory | None = None,
     ) -> None:
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -200,6 +202,9 @@ class GuidedPolicy:
         # (popularity, sample fit): computed for a ranker, and for collecting its training
         # states (`learned_features=True`); the hand-set policy gives them no weight.
         self.learned_features = option_ranker is not None if learned_features is None else learned_features
+        # Training questions that took the same steps (`mcts.agents.case_memory`); read only
+        # with learned features, like popularity.
+        self.cases = cases
         # One short demonstration in the KB's vocabulary: the prompt is re-read at every step on a CPU.
         self.prompt = prompt or PromptConfig.for_flavour(self.flavour.name, max_demos=1)
         self.scorer: ContinuationScorer = scorer or LMContinuationScorer(model, batch_size=batch_size)
@@ -261,6 +266,15 @@ class GuidedPolicy:
         wanted = relation_phrase(state.question, names)
         return dict(zip(patterns, self._similarities(wanted, texts), strict=True))
 
+    def _case_fit(self, state: Any) -> CaseFit | None:
+        """The case memory's evidence for the entities and patterns on offer at `state`."""
+        if self.cases is None or not self.learned_features:
+            return None
+        entities = {h.id for h in self.mentions(state.question)} | {h.id for h in state.hits}
+        anchored = [(i, p) for i, ps in state.entity_patterns.items() for p in ps[:PER_ANCHOR]]
+        patterns = [p for _, p in anchored] + list(state.current_patterns()[:PER_ANCHOR])
+        return self.cases.fit(state.question, entities, anchored, patterns)
+
     def _embedder(self) -> Any:
         """The sentence-embedding ranker, the process-wide default loaded on first need."""
         if self.ranker is None:
@@ -290,6 +304,7 @@ class GuidedPolicy:
             hit_similarity=self._homonym_similarity(state),
             popularity=self._popularity(question, state),
             sample_fit=self._sample_fit(state),
+            cases=self._case_fit(state),
         )
         opts.sort(key=lambda o: -o.rank)  # stable: enumeration order breaks ties
         return opts[: self.max_candidates]

@@ -131,6 +131,7 @@ def _build(
             tools,
             priors=_adapter_priors(adapter),
             option_ranker=_adapter_option_ranker(adapter),
+            cases=_adapter_cases(adapter),
         )
         policy_id = pol_name
     else:
@@ -181,6 +182,18 @@ def _adapter_option_ranker(adapter: str) -> Any:
     from mcts.agents.option_ranker import OptionRanker, has_option_ranker
 
     return OptionRanker.load(adapter) if adapter and has_option_ranker(adapter) else None
+
+
+def _adapter_cases(adapter: str) -> Any:
+    """The case memory saved with the option ranker (`cases.jsonl`), if any; its embedder
+    is the relation ranker's MiniLM, loaded on first need."""
+    from mcts.agents.case_memory import CaseMemory, has_cases, load_cases
+
+    if not (adapter and has_cases(adapter)):
+        return None
+    from kb.relation_ranker import default_ranker
+
+    return CaseMemory(load_cases(adapter), default_ranker)
 
 
 def _adapted_tools(kb: Any, adapter: str) -> tuple[Any, str | None]:

@@ -6,7 +6,8 @@ relation retriever (`mcts.training.option_states`). For fold f this writes
 
     <folds>/adapter-<f>/      the shipped adapter folder with the fold's retriever weights
                               (trained on the other folds' questions) and an option ranker
-                              fitted on the other folds' states only, with the shipped `l2`
+                              fitted on the other folds' states only, with the shipped `l2`,
+                              and a case memory of the other folds' questions
     <folds>/questions-<f>.jsonl   the fold's train questions
 
 so that `python -m mcts eval --questions <folds>/questions-<f>.jsonl --policy-adapter
@@ -21,7 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mcts.agents.case_memory import has_cases, save_cases
 from mcts.agents.option_ranker import OptionRanker
+from mcts.training.cases import cases_from_records
 from mcts.training.option_ranker import fit
 from mcts.training.option_states import StateRow, fold_of
 
@@ -47,6 +50,8 @@ def write_fold_adapters(
         shutil.rmtree(adapter, ignore_errors=True)
         shutil.copytree(shipped, adapter)
         shutil.copy(folds_dir / f"retriever-{f}" / WEIGHTS, adapter / WEIGHTS)
+        if has_cases(adapter):  # the shipped memory holds this fold's questions: the other folds' only
+            save_cases(cases_from_records(r for r in records if fold_of(str(r["id"]), folds) != f), adapter)
         others = [r for r in train_rows if fold_of(r.id, folds) != f]
         ranker, _ = fit(others, base, l2)
         OptionRanker(ranker.weights, {"fold": f, "folds": folds, "l2": l2, "states": len(others)}).save(

@@ -6,6 +6,9 @@
 2. The states of the train questions (similarity from their fold's retriever) and of the
    choose questions (from the shipped retriever in `out`), LM-scored by the bundled model;
    resumable.
+   Each policy also reads a case memory (`mcts.agents.case_memory`) of the train questions
+   its retriever was trained on: the other folds' for a train question, all of them for a
+   choose question; the latter is saved as `out/cases.jsonl`.
 3. The ranker (`mcts.training.option_ranker`), saved as `out/option_ranker.json` beside the
    retriever it was trained with.
 4. One adapter per fold that never saw that fold's train questions, and the questions, in
@@ -37,11 +40,13 @@ def build_option_ranker(
     from kb.relation_ranker import default_ranker
     from kb.spec import open_kb
     from kb.tools import Toolbox
+    from mcts.agents.case_memory import CaseMemory, save_cases
     from mcts.agents.guided_options import Priors
     from mcts.agents.models import load_model
     from mcts.agents.option_ranker import OptionRanker
     from mcts.agents.policy_guided import GuidedPolicy
     from mcts.agents.relation_adapter import AdaptedRanker, RelationAdapter, is_relation_adapter, prior_weight
+    from mcts.training.cases import cases_from_records
     from mcts.training.fold_adapters import write_fold_adapters
     from mcts.training.option_ranker import train_option_ranker
     from mcts.training.option_states import collect, fold_of, read_states
@@ -65,13 +70,21 @@ def build_option_ranker(
     model = load_model(None)
     embedder = default_ranker()
 
-    def policy_for(folder: Path | str) -> tuple[Any, Any, Any]:
+    def cases_of(ids: set[str]) -> list[Any]:
+        return cases_from_records(r for r in records if str(r["id"]) in ids)
+
+    def policy_for(folder: Path | str, cases: list[Any]) -> tuple[Any, Any, Any]:
         recorder = RecordingRanker(AdaptedRanker(embedder, RelationAdapter.load(folder)))
         tools = Toolbox(kb, ranker=recorder)
-        return tools, recorder, GuidedPolicy(model, tools, learned_features=True)
+        memory = CaseMemory(cases, lambda: embedder)
+        return tools, recorder, GuidedPolicy(model, tools, learned_features=True, cases=memory)
 
-    per_fold = [policy_for(f) for f in fold_folders]
-    shipped = policy_for(out)
+    per_fold = [
+        policy_for(folder, cases_of({i for i in train_ids if fold_of(i, folds) != f}))
+        for f, folder in enumerate(fold_folders)
+    ]
+    save_cases(cases_of(train_ids), out)
+    shipped = policy_for(out, cases_of(train_ids))
 
     def make_policy(record: dict[str, Any]) -> tuple[Any, Any, Any]:
         rid = str(record["id"])
