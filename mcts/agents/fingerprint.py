@@ -31,9 +31,11 @@ FINGERPRINTED = (
     # The shipped policy adapter (a trained relation retriever and option ranker) and the code applying it.
     "mcts/agents/relation_adapter.py",
     "mcts/agents/option_ranker.py",
+    "mcts/agents/case_memory.py",
     "models/relation_retriever/weights.npz",
     "models/relation_retriever/relation_adapter.json",
     "models/relation_retriever/option_ranker.json",
+    "models/relation_retriever/cases.jsonl",
     "examples/fewshot_demo.md",
     "examples/fewshot_freebase.md",
     "examples/fewshot_wikidata.md",
