@@ -120,7 +120,7 @@ def test_shipped_adapter_is_default_for_the_bundled_model_only_and_switchable_of
     assert resolve_policy_adapter(None, "meta-llama/Llama-3.1-8B-Instruct") == ""
     assert (
         describe_adapter(str(BUNDLED_POLICY_ADAPTER))
-        == "relation_retriever (relation retriever + option ranker)"
+        == "relation_retriever (relation retriever + option ranker + case memory)"
     )
     assert describe_adapter("") == ""
 

@@ -204,12 +204,13 @@ def describe_adapter(folder: str) -> str:
     """How traces and the app name an adapter: "" for none, else its folder's name and kind."""
     if not folder:
         return ""
+    from mcts.agents.case_memory import has_cases
     from mcts.agents.option_ranker import has_option_ranker
 
     if is_lora_adapter(folder):
         kind = "LoRA"
     elif has_option_ranker(folder):
-        kind = "relation retriever + option ranker"
+        kind = "relation retriever + option ranker" + (" + case memory" if has_cases(folder) else "")
     else:
         kind = "relation retriever"
     return f"{Path(folder).name} ({kind})"
