@@ -89,8 +89,9 @@ class CaseMemory:
     def similarities(self, question: str) -> list[float]:
         """The question's similarity to each case (0 for a case with the very same text:
         a question is no evidence for itself)."""
-        if self._last is not None and self._last[0] == question:
-            return self._last[1]
+        last = self._last  # one read: the app's sessions share the policy across threads
+        if last is not None and last[0] == question:
+            return last[1]
         encode = self._embedder().encode
         if self._vectors is None:
             self._vectors = encode([c.question for c in self.cases], persist=False)
