@@ -34,6 +34,7 @@ from kb.observation import GraphPattern
 
 CASES_FILE = "cases.jsonl"
 Hop = tuple[str, tuple[str, ...]]  # (direction, predicates) of a GraphPattern from the anchor
+_Evidence = tuple[dict[str, float], dict[tuple[str, Hop], float], dict[Hop, float]]
 
 
 @dataclass(frozen=True)
@@ -84,24 +85,36 @@ class CaseMemory:
         self.cases = list(cases)
         self._embedder = embedder  # called on first need: the memory loads before the model
         self._vectors: Any = None
-        self._last: tuple[str, list[float]] | None = None
+        self._last: tuple[str, _Evidence] | None = None
 
     def similarities(self, question: str) -> list[float]:
         """The question's similarity to each case (0 for a case with the very same text:
         a question is no evidence for itself)."""
-        last = self._last  # one read: the app's sessions share the policy across threads
-        if last is not None and last[0] == question:
-            return last[1]
         encode = self._embedder().encode
         if self._vectors is None:
             self._vectors = encode([c.question for c in self.cases], persist=False)
         q = encode([question], persist=False)[0]
-        sims = [
+        return [
             0.0 if c.question == question else float(x)
             for c, x in zip(self.cases, self._vectors @ q, strict=True)
         ]
-        self._last = (question, sims)
-        return sims
+
+    def _evidence(self, question: str) -> _Evidence:
+        """Best similarity per entity, per (entity, first hop) and per hop, for `question`;
+        kept for the last question, since every state of a search asks again."""
+        last = self._last  # one read: the app's sessions share the policy across threads
+        if last is not None and last[0] == question:
+            return last[1]
+        evidence: _Evidence = ({}, {}, {})
+        by_entity, by_first, by_hop = evidence
+        for case, s in zip(self.cases, self.similarities(question), strict=True):
+            for e in case.entities:
+                by_entity[e] = max(by_entity.get(e, 0.0), s)
+                by_first[e, case.hops[0]] = max(by_first.get((e, case.hops[0]), 0.0), s)
+            for hop in case.hops:
+                by_hop[hop] = max(by_hop.get(hop, 0.0), s)
+        self._last = (question, evidence)
+        return evidence
 
     def fit(
         self,
@@ -113,16 +126,7 @@ class CaseMemory:
         """Case features for these entity ids, (anchor id, first-hop pattern) pairs and patterns."""
         if not self.cases:
             return CaseFit()
-        sims = self.similarities(question)
-        by_entity: dict[str, float] = {}
-        by_first: dict[tuple[str, Hop], float] = {}
-        by_hop: dict[Hop, float] = {}
-        for case, s in zip(self.cases, sims, strict=True):
-            for e in case.entities:
-                by_entity[e] = max(by_entity.get(e, 0.0), s)
-                by_first[e, case.hops[0]] = max(by_first.get((e, case.hops[0]), 0.0), s)
-            for hop in case.hops:
-                by_hop[hop] = max(by_hop.get(hop, 0.0), s)
+        by_entity, by_first, by_hop = self._evidence(question)
 
         def hop(p: GraphPattern) -> Hop:
             return (p.direction, tuple(p.predicates))
