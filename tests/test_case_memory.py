@@ -11,6 +11,7 @@ import pytest
 from kb.observation import GraphPattern, Value
 from mcts.agents.case_memory import CASES_FILE, Case, CaseMemory, has_cases, load_cases, save_cases
 from mcts.agents.models import BUNDLED_POLICY_ADAPTER
+from mcts.agents.query_builder import pattern_edges
 from mcts.training.cases import cases_from_records
 from mcts.training.split import read_jsonl
 
@@ -54,6 +55,28 @@ def test_an_option_gets_the_similarity_of_the_closest_case_that_took_the_same_st
     # A question is no evidence for itself.
     assert memory.fit(cases[0].question, ["m.swift"], [], []).entity["m.swift"] == 0.0
     assert CaseMemory([], _WordEmbedder).fit(question, ["m.swift"], [], [film]).relation_any == {}
+
+
+def test_a_chain_gets_the_cases_that_stopped_there_or_went_on_and_an_extension_the_cases_that_took_it():
+    one = Case("What movie was Taylor Swift in?", ("m.swift",), (FILM,))
+    two = Case("What language is spoken in the country of a Taylor Swift film?", ("m.swift",), (FILM, SPOKEN))
+    memory = CaseMemory([one, two], _WordEmbedder)
+    spoken, other = _pattern(*SPOKEN), _pattern("out", ("film.film.country",))
+    question = "Which language is spoken in the country of the film Taylor Swift was in?"
+    sims = memory.similarities(question)
+    chain = pattern_edges(*FILM)
+    fit = memory.fit(question, [], [], [], ("m.swift", chain), [spoken, other])
+    assert (fit.stop, fit.further) == (pytest.approx(sims[0]), pytest.approx(sims[1]))
+    assert sims[1] > sims[0] > 0.3
+    assert (fit.stop_any, fit.further_any) == (pytest.approx(sims[0]), pytest.approx(sims[1]))
+    assert fit.extension == {spoken: pytest.approx(sims[1]), other: 0.0}
+    # Another anchor: only the chain-alone features; a chain no case took: nothing.
+    elsewhere = memory.fit(question, [], [], [], ("m.other", chain), [spoken])
+    assert (elsewhere.stop, elsewhere.further, elsewhere.extension[spoken]) == (0.0, 0.0, 0.0)
+    assert elsewhere.further_any == pytest.approx(sims[1])
+    after_two = memory.fit(question, [], [], [], ("m.swift", chain + pattern_edges(*SPOKEN)), [])
+    assert (after_two.stop, after_two.further) == (pytest.approx(sims[1]), 0.0)
+    assert memory.fit(question, [], [], []).further == 0.0  # no current chain query
 
 
 def test_cases_come_from_records_with_a_path_and_topic_entities_and_survive_a_round_trip(tmp_path: Path):

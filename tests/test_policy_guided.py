@@ -23,7 +23,9 @@ from mcts.agents.policy_guided import GuidedPolicy, Priors, softmax_sample
 from mcts.agents.query_builder import (
     Triple,
     answer_pattern_query,
+    constrain,
     counted,
+    edge_path,
     extend,
     one_hop,
     parse_query,
@@ -118,6 +120,28 @@ def test_query_builder_round_trips_every_form_it_writes():
     )
     assert Triple("ns:m.t_babbage", "ns:base.science.colleague", "?y1") not in q2.triples
     assert Triple("?x", "ns:base.science.colleague", "?y1") in q2.triples
+
+
+def test_a_chain_query_reads_back_as_its_anchor_and_edges():
+    """Chains are compared with training paths edge by edge; a CVT pattern is two edges,
+    walked backwards when it points in, whatever order the pattern lists them in."""
+    cvt_in = GraphPattern("in", ("film.performance.actor", "film.film.starring"), Value("F", "m.f"))
+    born = GraphPattern("out", ("people.person.place_of_birth",), Value("London", "m.t_london"))
+    chain = extend(one_hop("m.t_ada", cvt_in), born)
+    assert parse_query(chain.render()) == chain
+    assert edge_path(parse_query(chain.render())) == (
+        "m.t_ada",
+        (
+            ("in", "film.film.starring"),
+            ("in", "film.performance.actor"),
+            ("out", "people.person.place_of_birth"),
+        ),
+    )
+    # Not a chain: a second entity, a count, a superlative.
+    assert edge_path(constrain(chain, "m.t_babbage", born)) is None
+    assert edge_path(counted(chain)) is None
+    date = GraphPattern("out", ("people.person.date_of_birth",), Value("1815-12-10", None, "date"))
+    assert edge_path(superlative(chain, date, "DESC")) is None
 
 
 def test_parse_query_refuses_sparql_in_other_forms():

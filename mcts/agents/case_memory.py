@@ -16,6 +16,18 @@ similarity of the question to the most similar training question that took the s
 - `case_relation_any`: any hop (first or further) -> the best similarity among the cases
   that take that relation at any hop, whatever the entity.
 
+Whether to stop or go one hop further: questions of one family also share their length
+(on the train folds, 34 two-hop questions have a same-entity, same-first-hop case that goes
+on, and 3 one-hop questions do; on the choose questions 6 against 0). So with a current
+chain query (`mcts.agents.query_builder.edge_path`):
+
+- `case_stop` (on Done): the best similarity among the cases from that anchor whose path
+  is exactly that chain; `case_further` (on looking at the answers' relations): among
+  those whose path starts with it and goes on. `case_stop_any` and `case_further_any` are
+  the same, whatever the entity;
+- `case_relation` on an extension: the best similarity among the cases from that anchor
+  whose path starts with the extended chain.
+
 0 where no case took the step. Only a trained option ranker weighs these (`LEARNED_ONLY`).
 Saved as `cases.jsonl` in a policy-adapter folder, next to the ranker that learned the
 weights; states of train questions are collected with the memory of the other fold
@@ -31,10 +43,31 @@ from pathlib import Path
 from typing import Any
 
 from kb.observation import GraphPattern
+from mcts.agents.query_builder import Edge, pattern_edges
 
 CASES_FILE = "cases.jsonl"
 Hop = tuple[str, tuple[str, ...]]  # (direction, predicates) of a GraphPattern from the anchor
-_Evidence = tuple[dict[str, float], dict[tuple[str, Hop], float], dict[Hop, float]]
+Chain = tuple[Edge, ...]  # the edges of a path from its anchor (`query_builder.edge_path`)
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """Best similarities for one question, keyed by the step a case took (see `CaseMemory.fit`)."""
+
+    entity: dict[str, float] = field(default_factory=dict)
+    first: dict[tuple[str, Hop], float] = field(default_factory=dict)
+    hop: dict[Hop, float] = field(default_factory=dict)
+    # Per (anchor, chain) where a case's path ends (`stop`), goes on (`further`) or either
+    # (`prefix`); chains are cut at hop boundaries. `*_any`: per chain, whatever the anchor.
+    stop: dict[tuple[str, Chain], float] = field(default_factory=dict)
+    further: dict[tuple[str, Chain], float] = field(default_factory=dict)
+    prefix: dict[tuple[str, Chain], float] = field(default_factory=dict)
+    stop_any: dict[Chain, float] = field(default_factory=dict)
+    further_any: dict[Chain, float] = field(default_factory=dict)
+
+
+def _keep_max(table: dict[Any, float], key: Any, value: float) -> None:
+    table[key] = max(table.get(key, 0.0), value)
 
 
 @dataclass(frozen=True)
@@ -60,6 +93,11 @@ class CaseFit:
     entity: Mapping[str, float] = field(default_factory=dict)
     relation: Mapping[tuple[str, GraphPattern], float] = field(default_factory=dict)
     relation_any: Mapping[GraphPattern, float] = field(default_factory=dict)
+    stop: float = 0.0
+    further: float = 0.0
+    stop_any: float = 0.0
+    further_any: float = 0.0
+    extension: Mapping[GraphPattern, float] = field(default_factory=dict)
 
 
 def save_cases(cases: Sequence[Case], folder: str | Path) -> Path:
@@ -100,21 +138,32 @@ class CaseMemory:
         ]
 
     def _evidence(self, question: str) -> _Evidence:
-        """Best similarity per entity, per (entity, first hop) and per hop, for `question`;
-        kept for the last question, since every state of a search asks again."""
+        """The best similarities of `question` per step the cases took; kept for the last
+        question, since every state of a search asks again."""
         last = self._last  # one read: the app's sessions share the policy across threads
         if last is not None and last[0] == question:
             return last[1]
-        evidence: _Evidence = ({}, {}, {})
-        by_entity, by_first, by_hop = evidence
+        ev = _Evidence()
         for case, s in zip(self.cases, self.similarities(question), strict=True):
-            for e in case.entities:
-                by_entity[e] = max(by_entity.get(e, 0.0), s)
-                by_first[e, case.hops[0]] = max(by_first.get((e, case.hops[0]), 0.0), s)
+            chains, chain = [], ()
             for hop in case.hops:
-                by_hop[hop] = max(by_hop.get(hop, 0.0), s)
-        self._last = (question, evidence)
-        return evidence
+                _keep_max(ev.hop, hop, s)
+                chain += pattern_edges(*hop)
+                chains.append(chain)
+            *inner, whole = chains
+            _keep_max(ev.stop_any, whole, s)
+            for chain in inner:
+                _keep_max(ev.further_any, chain, s)
+            for e in case.entities:
+                _keep_max(ev.entity, e, s)
+                _keep_max(ev.first, (e, case.hops[0]), s)
+                _keep_max(ev.stop, (e, whole), s)
+                for chain in chains:
+                    _keep_max(ev.prefix, (e, chain), s)
+                for chain in inner:
+                    _keep_max(ev.further, (e, chain), s)
+        self._last = (question, ev)
+        return ev
 
     def fit(
         self,
@@ -122,17 +171,34 @@ class CaseMemory:
         entities: Iterable[str],
         anchored: Iterable[tuple[str, GraphPattern]],
         patterns: Iterable[GraphPattern],
+        current: tuple[str, Chain] | None = None,
+        extensions: Iterable[GraphPattern] = (),
     ) -> CaseFit:
-        """Case features for these entity ids, (anchor id, first-hop pattern) pairs and patterns."""
+        """Case features for these entity ids, (anchor id, first-hop pattern) pairs and
+        patterns; with `current` (the current chain query's anchor and edges), for stopping
+        there or going on, and for each of `extensions` (patterns from its answers)."""
         if not self.cases:
             return CaseFit()
-        by_entity, by_first, by_hop = self._evidence(question)
+        ev = self._evidence(question)
 
         def hop(p: GraphPattern) -> Hop:
             return (p.direction, tuple(p.predicates))
 
+        chain_fit: dict[str, Any] = {}
+        if current is not None:
+            anchor, chain = current
+            chain_fit = {
+                "stop": ev.stop.get(current, 0.0),
+                "further": ev.further.get(current, 0.0),
+                "stop_any": ev.stop_any.get(chain, 0.0),
+                "further_any": ev.further_any.get(chain, 0.0),
+                "extension": {
+                    p: ev.prefix.get((anchor, chain + pattern_edges(*hop(p))), 0.0) for p in extensions
+                },
+            }
         return CaseFit(
-            entity={e: by_entity.get(e, 0.0) for e in entities},
-            relation={(a, p): by_first.get((a, hop(p)), 0.0) for a, p in anchored},
-            relation_any={p: by_hop.get(hop(p), 0.0) for p in patterns},
+            entity={e: ev.entity.get(e, 0.0) for e in entities},
+            relation={(a, p): ev.first.get((a, hop(p)), 0.0) for a, p in anchored},
+            relation_any={p: ev.hop.get(hop(p), 0.0) for p in patterns},
+            **chain_fit,
         )

@@ -129,11 +129,13 @@ PRIOR_NAMES = frozenset(f.name for f in fields(Priors))
 # points into the entity (`in`), whether it goes through a CVT node, and how well its
 # sample value (name and description) reads as what the question asks for ("what
 # language ..." against "English Language, West Germanic language"); and how similar the
-# question is to a training question that took the same step (`mcts.agents.case_memory`).
+# question is to a training question that took the same step, and to one that stopped
+# where the current query ends or went on from there (`mcts.agents.case_memory`).
 LEARNED_ONLY = (
     "hit_rank", "name_in_question", "span_words", "similarity_gap",
     "span_position", "span_proper", "span_quoted", "span_alias", "popularity", "inverse", "cvt", "sample_fit",
     "case_entity", "case_relation", "case_relation_any",
+    "case_stop", "case_further", "case_stop_any", "case_further_any",
 )  # fmt: skip
 Features = tuple[tuple[str, float], ...]
 
@@ -381,13 +383,15 @@ def enumerate_options(
         pending = pending or ((cues.superlative or cues.comparative) and not refined and not current.count)
         ready = state.last_nonempty and state.depth >= 3 and not pending
         add("done", f"The answer is {_names(state.current_values, 5)}.", Action("Done"),
-            {"done_bonus": float(ready)}, 100.0)  # fmt: skip
+            {"done_bonus": float(ready), "case_stop": cases.stop, "case_stop_any": cases.stop_any}, 100.0)  # fmt: skip
     if current is not None and current.is_plain and state.current_values:
         query = answer_pattern_query(current)
         if squash(query) not in state.explored and len(current.triples) < 6:
             refine = ((cues.superlative or cues.comparative) and not refined) or unfit
             add("answer_patterns", f"Look at the relations of {_names(state.current_values)} to go one step further.",
-                Action("SearchGraphPatterns", query, semantic=semantic), {"refine": float(refine)}, 30.0)  # fmt: skip
+                Action("SearchGraphPatterns", query, semantic=semantic),
+                {"refine": float(refine), "case_further": cases.further, "case_further_any": cases.further_any},
+                30.0)  # fmt: skip
         wanted = 1.0 if cues.asks_count and not counted_already else -1.0
         execute("count", f"Count the answers {_names(state.current_values)}.", counted(current), {"count": wanted},
                 25.0 if cues.asks_count else 5.0)  # fmt: skip
@@ -418,6 +422,7 @@ def enumerate_options(
                 "similarity": p.score,
                 "similarity_gap": p.score - best,
                 "answer_type": fit(p),
+                "case_relation": cases.extension.get(p, 0.0),
                 **shape(p),
             }
             feats["repeat_relation"] = float(bool(set(p.predicates) & set(current.relations())))

@@ -53,6 +53,7 @@ from mcts.agents.guided_state import read_state
 from mcts.agents.lm_scoring import ContinuationScorer, LMContinuationScorer
 from mcts.agents.option_ranker import OptionRanker
 from mcts.agents.prompts import PromptConfig, candidate_text, prompt_segments
+from mcts.agents.query_builder import edge_path
 from mcts.search.protocols import Usage
 from mcts.search.steps import Candidate, Step
 
@@ -272,8 +273,11 @@ class GuidedPolicy:
             return None
         entities = {h.id for h in self.mentions(state.question)} | {h.id for h in state.hits}
         anchored = [(i, p) for i, ps in state.entity_patterns.items() for p in ps[:PER_ANCHOR]]
-        patterns = [p for _, p in anchored] + list(state.current_patterns()[:PER_ANCHOR])
-        return self.cases.fit(state.question, entities, anchored, patterns)
+        extensions = list(state.current_patterns()[:PER_ANCHOR])
+        current = edge_path(state.current) if state.current is not None else None
+        return self.cases.fit(
+            state.question, entities, anchored, [p for _, p in anchored] + extensions, current, extensions
+        )
 
     def _embedder(self) -> Any:
         """The sentence-embedding ranker, the process-wide default loaded on first need."""

@@ -186,6 +186,42 @@ def pattern_triples(anchor: str, pattern: GraphPattern, target: str, cvt_var: st
     return (Triple(target, preds[0], cvt_var), Triple(cvt_var, preds[1], anchor))
 
 
+Edge = tuple[str, str]  # (direction from the previous node, relation id as the tools give it)
+
+
+def pattern_edges(direction: str, predicates: tuple[str, ...]) -> tuple[Edge, ...]:
+    """The edges a pattern walks from its anchor, in order (see `pattern_triples`): an
+    incoming CVT pattern lists its predicates head first, so it walks them backwards."""
+    if direction == "out":
+        return tuple(("out", p) for p in predicates)
+    return tuple(("in", p) for p in reversed(predicates))
+
+
+def edge_path(query: Query) -> tuple[str, tuple[Edge, ...]] | None:
+    """A plain chain query as (its one entity, the edges from it to ?x); None for any other
+    shape (a constraint's second entity, a superlative's key, a count).
+
+    `one_hop` then `extend` write such chains; the case memory compares them with the
+    gold paths of training questions (`mcts.agents.case_memory`)."""
+    terms = query.entity_terms()
+    if not query.is_plain or len(terms) != 1:
+        return None
+    (start,) = terms
+    node, left, edges = start, list(query.triples), []
+    while left:
+        step = [t for t in left if node in (t.s, t.o)]
+        if len(step) != 1:
+            return None
+        t = step[0]
+        left.remove(t)
+        outgoing = t.s == node
+        edges.append(("out" if outgoing else "in", t.p.removeprefix("ns:")))
+        node = t.o if outgoing else t.s
+    if node != ANSWER:
+        return None
+    return start.split(":", 1)[1], tuple(edges)
+
+
 def entity_term(entity: str) -> str:
     """`m.0abc` -> `ns:m.0abc` (Freebase ids are bare); a prefixed name (`wd:Q76`) as it is."""
     return entity if ":" in entity else f"ns:{entity}"
