@@ -132,6 +132,37 @@ def test_real_options_carry_case_features_from_the_train_questions(fbqa_kb, fbqa
     assert all("case_entity" not in dict(o.features) for o in plain.options(traj.question, []))
 
 
+def test_a_real_two_hop_question_is_told_to_go_on_where_its_family_went_on(fbqa_kb, fbqa_dir: Path):
+    """Real tools, embedder and options: after the first hop of "what time zone is
+    pennsylvania in right now?", looking one hop further carries the similarity of its
+    family's two-hop question, stopping carries none, and the gold extension is the case's."""
+    from kb.relation_ranker import default_ranker
+    from kb.tools import Toolbox
+    from mcts.agents.models import load_model
+    from mcts.agents.policy_guided import GuidedPolicy
+    from mcts.training.trajectories import RecordingRanker, build_trajectory
+
+    records = [r for r in read_jsonl(fbqa_dir / "dev.jsonl") if r.get("path")]
+    record = next(r for r in records if r["question"] == "what time zone is pennsylvania in right now?")
+    family = [r for r in records if r is not record and r["topic_entities"] == record["topic_entities"]]
+    assert any(r["path"] == record["path"] for r in family) and len(record["path"]) == 2
+    recorder = RecordingRanker(default_ranker())
+    tools = Toolbox(fbqa_kb, ranker=recorder)
+    memory = CaseMemory(cases_from_records(family), default_ranker)
+    policy = GuidedPolicy(load_model(None), tools, learned_features=True, cases=memory)
+    traj = build_trajectory(record, tools, recorder)
+    assert traj.valid and [s.action.tool for s in traj.steps][2:5] == [
+        "ExecuteSPARQL", "SearchGraphPatterns", "ExecuteSPARQL"
+    ]  # fmt: skip
+    after_first = {o.kind: dict(o.features) for o in policy.options(traj.question, traj.steps[:3])}
+    assert after_first["answer_patterns"].get("case_further", 0.0) > 0.5
+    assert after_first["done"].get("case_stop", 0.0) == 0.0
+    extensions = policy.options(traj.question, traj.steps[:4])
+    gold = next(o for o in extensions if o.action.argument == traj.steps[4].action.argument)
+    assert dict(gold.features).get("case_relation", 0.0) > 0.5
+    assert all(dict(o.features).get("case_relation", 0.0) == 0.0 for o in extensions if o is not gold)
+
+
 def test_world_reads_the_case_memory_saved_with_the_adapter(tmp_path: Path):
     from mcts.agents.world import _adapter_cases
 
