@@ -57,11 +57,10 @@ class _Evidence:
     entity: dict[str, float] = field(default_factory=dict)
     first: dict[tuple[str, Hop], float] = field(default_factory=dict)
     hop: dict[Hop, float] = field(default_factory=dict)
-    # Per (anchor, chain) where a case's path ends (`stop`), goes on (`further`) or either
-    # (`prefix`); chains are cut at hop boundaries. `*_any`: per chain, whatever the anchor.
+    # Per (anchor, chain) where a case's path ends (`stop`) or goes on (`further`); chains are
+    # cut at hop boundaries. `*_any`: per chain, whatever the anchor.
     stop: dict[tuple[str, Chain], float] = field(default_factory=dict)
     further: dict[tuple[str, Chain], float] = field(default_factory=dict)
-    prefix: dict[tuple[str, Chain], float] = field(default_factory=dict)
     stop_any: dict[Chain, float] = field(default_factory=dict)
     further_any: dict[Chain, float] = field(default_factory=dict)
 
@@ -145,11 +144,11 @@ class CaseMemory:
             return last[1]
         ev = _Evidence()
         for case, s in zip(self.cases, self.similarities(question), strict=True):
-            chains, chain = [], ()
+            chains, walked = [], ()
             for hop in case.hops:
                 _keep_max(ev.hop, hop, s)
-                chain += pattern_edges(*hop)
-                chains.append(chain)
+                walked += pattern_edges(*hop)
+                chains.append(walked)
             *inner, whole = chains
             _keep_max(ev.stop_any, whole, s)
             for chain in inner:
@@ -158,8 +157,6 @@ class CaseMemory:
                 _keep_max(ev.entity, e, s)
                 _keep_max(ev.first, (e, case.hops[0]), s)
                 _keep_max(ev.stop, (e, whole), s)
-                for chain in chains:
-                    _keep_max(ev.prefix, (e, chain), s)
                 for chain in inner:
                     _keep_max(ev.further, (e, chain), s)
         self._last = (question, ev)
@@ -184,6 +181,9 @@ class CaseMemory:
         def hop(p: GraphPattern) -> Hop:
             return (p.direction, tuple(p.predicates))
 
+        def taken(key: tuple[str, Chain]) -> float:  # a case's path ends there or goes on
+            return max(ev.stop.get(key, 0.0), ev.further.get(key, 0.0))
+
         chain_fit: dict[str, Any] = {}
         if current is not None:
             anchor, chain = current
@@ -192,9 +192,7 @@ class CaseMemory:
                 "further": ev.further.get(current, 0.0),
                 "stop_any": ev.stop_any.get(chain, 0.0),
                 "further_any": ev.further_any.get(chain, 0.0),
-                "extension": {
-                    p: ev.prefix.get((anchor, chain + pattern_edges(*hop(p))), 0.0) for p in extensions
-                },
+                "extension": {p: taken((anchor, chain + pattern_edges(*hop(p)))) for p in extensions},
             }
         return CaseFit(
             entity={e: ev.entity.get(e, 0.0) for e in entities},
