@@ -44,6 +44,7 @@ from mcts.evaluation.runner import (
     failed_row,
     pending_pairs,
     results_path,
+    write_manifest,
     save_pair_trace,
     score_pair,
 )
@@ -159,6 +160,7 @@ def run_eval_ray(
     out.mkdir(parents=True, exist_ok=True)
     path = results_path(out, shard)
     queue = deque((q, m) for q, ms in pending_pairs(path, questions, methods, resume=resume) for m in ms)
+    write_manifest(path, questions, methods)
     result = RayEvalResult(rows=[], workers=(), worker_deaths=0)
     if not queue:
         return result

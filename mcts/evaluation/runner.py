@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kb.observation import Value
+from mcts.evaluation.facets import SPLIT_FILE, Facets, load_split_info
 from mcts.evaluation.metrics import GoldAnswer, gold_from_record, score_answers
 from mcts.search.protocols import Policy, Scorer, Tools
 from mcts.search.run_meta import RunMeta
@@ -69,6 +70,7 @@ class EvalQuestion:
     gold: tuple[GoldAnswer, ...]
     hops: int | None = None
     source: str = ""
+    facets: Facets = Facets()
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,11 @@ class EvalRow:
     trace: str = ""  # trace path relative to the results directory ("" when not saved)
     meta: dict[str, Any] = field(default_factory=dict)
     error: str = ""  # set when the pair failed outside the search; resume retries it
+    # The question's facets (`mcts.evaluation.facets`), for the report's breakdowns.
+    faithful: bool | None = None
+    family: str = ""
+    family_in_train: bool | None = None
+    part: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
@@ -153,12 +160,21 @@ def parse_methods(text: str) -> tuple[Method, ...]:
 
 
 def load_questions(
-    path: str | Path, *, limit: int | None = None, shard: Shard | None = None
+    path: str | Path,
+    *,
+    limit: int | None = None,
+    shard: Shard | None = None,
+    split: str | Path = SPLIT_FILE,
 ) -> list[EvalQuestion]:
-    """Read a question JSONL (`id`, `question`, `gold_answers`, optional `hops`, `source`)."""
+    """Read a question JSONL (`id`, `question`, `gold_answers`, optional `hops`, `source`,
+    `path_matches_gold_relations`); facets come from the record, its id and `split`."""
     path = Path(path)
     if not path.is_file():
         raise EvalInputError(f"question file not found: {path}")
+    try:
+        split_info = load_split_info(split)
+    except ValueError as exc:
+        raise EvalInputError(str(exc)) from None
     out: list[EvalQuestion] = []
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -174,6 +190,7 @@ def load_questions(
                         gold=gold_from_record(rec),
                         hops=int(rec["hops"]) if rec.get("hops") is not None else None,
                         source=str(rec.get("source", "")),
+                        facets=split_info.facets(qid, rec),
                     )
                 )
             except (ValueError, KeyError, TypeError) as exc:
@@ -259,6 +276,10 @@ def evaluate_one(
         return row
 
 
+def facet_fields(question: EvalQuestion) -> dict[str, Any]:
+    return asdict(question.facets)  # the row's facet fields carry the same names
+
+
 def score_pair(
     question: EvalQuestion, method: Method, world: WorldLike, settings: SearchSettings
 ) -> tuple[EvalRow, Any]:
@@ -299,6 +320,7 @@ def score_pair(
         nodes=result.nodes,
         cost=result.cost.to_dict(),
         meta=world.meta.to_dict(),
+        **facet_fields(question),
     )
     return row, search
 
@@ -330,6 +352,7 @@ def failed_row(
         nodes=0,
         cost={},
         error=f"{type(exc).__name__}: {message}",
+        **facet_fields(question),
     )
 
 
@@ -348,6 +371,38 @@ def append_row(path: Path, row: EvalRow) -> None:
         fh.write(row.to_json() + "\n")
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def manifest_path(results: Path) -> Path:
+    """Beside `results.shard-0-of-2.jsonl`: `results.shard-0-of-2.manifest.json`."""
+    return results.with_name(results.name.removesuffix(".jsonl") + ".manifest.json")
+
+
+def write_manifest(results: Path, questions: Sequence[EvalQuestion], methods: Sequence[Method]) -> None:
+    """Record which pairs this results file is meant to hold (joined with what an earlier run
+    of it meant), so a report can tell a finished file from a half-written one."""
+    path = manifest_path(results)
+    ids, names = [q.id for q in questions], [m.value for m in methods]
+    old = read_manifest(results)
+    if old is not None:
+        ids = list(dict.fromkeys([*old[0], *ids]))
+        names = list(dict.fromkeys([*old[1], *names]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"questions": ids, "methods": names}, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_manifest(results: Path) -> tuple[list[str], list[str]] | None:
+    """(question ids, methods) a results file is meant to hold; None when it has no manifest."""
+    path = manifest_path(results)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [str(q) for q in data["questions"]], [str(m) for m in data["methods"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EvalInputError(f"{path}: not a results manifest ({exc})") from None
 
 
 def pending_pairs(
@@ -381,6 +436,7 @@ def run_eval(
     out.mkdir(parents=True, exist_ok=True)
     path = results_path(out, shard)
     todo = pending_pairs(path, questions, methods, resume=resume)
+    write_manifest(path, questions, methods)
     written: list[EvalRow] = []
     # Two bars: questions (outer) and the methods of the current question (inner).
     outer = _bar(todo, progress, unit="question", position=0, leave=True)

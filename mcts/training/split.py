@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-SPLIT_FILE = Path(__file__).resolve().parents[2] / "examples" / "splits" / "fbqa_dev.json"
-PARTS = ("train", "choose", "test")
+from mcts.evaluation.facets import FAMILY_RULE, SPLIT_FILE, family_of
+from mcts.evaluation.facets import SPLIT_PARTS as PARTS
 
 
 def make_split(
@@ -36,6 +36,13 @@ def make_split(
         out["choose"] += ids[n_train : n_train + n_choose]
         out["test"] += ids[n_train + n_choose :]
     return {p: sorted(v) for p, v in out.items()}
+
+
+def with_families(split: dict[str, Any]) -> dict[str, Any]:
+    """The split with the question families of its train part (`mcts.evaluation.facets`), so a
+    report can tell a test question whose family is in training from one whose family is not."""
+    families = sorted({f for f in map(family_of, split["train"]) if f})
+    return {**split, "family_rule": FAMILY_RULE, "train_families": families}
 
 
 def load_split(path: str | Path = SPLIT_FILE) -> dict[str, list[str]]:
