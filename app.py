@@ -337,6 +337,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
             c[name].change(**info, api_visibility="private", show_progress="hidden", **cheap)
         demo.load(**info, api_visibility="private", **cheap)
     demo.queue(max_size=config.queue_size, default_concurrency_limit=1)
+    public.watch_queue(demo)  # a waiting place lives while its run is in this queue
     return demo
 
 

@@ -228,6 +228,8 @@ def stop(session: Session, request: gr.Request = None) -> str:  # type: ignore[a
     with _ACTIVE_LOCK:
         search = _ACTIVE.get(key)
     if search is None:
+        if public.withdraw(session, request):  # its run had not started: the place is free again
+            return "**Stopped** before the run started."
         return "Nothing is running."
     search.cancel()
     return "**Stopping** after the current model call…"

@@ -9,12 +9,15 @@ On when `PUBLIC_DEMO=1`, and on by itself on Hugging Face Spaces (any of `SPACE_
   `POLICY_ENDPOINT`); the fields are hidden and whatever a client sends is ignored;
 - credentials only ever go to the operator's endpoint (`mcts.agents.policy_react`);
 - limits: upload size, question and IG-prompt length, per-run wall clock, runs waiting,
-  runs per visitor, trace files kept (per session folder, oldest removed).
+  runs per visitor and per address range, trace files kept (per session folder, oldest
+  removed). A visitor is the address the operator's proxies saw (`ui.visitor`), never a
+  header the client wrote.
 
 `LIMITS` holds the local values (a laptop user trusts themself), `PUBLIC_LIMITS` the
-public ones. `RunGate` is the queue in front of model runs: bounded, it says how many
-runs are ahead, and one visitor holds at most `runs_per_visitor` places. Knows nothing
-of Gradio components (the handlers call it).
+public ones. `GATE` (`ui.run_gate.RunGate`) is the queue in front of model runs: bounded,
+it says how many runs are ahead, one visitor holds at most `runs_per_visitor` places and
+one address range `runs_per_range`. Knows nothing of Gradio components (the handlers
+call it).
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import html
 import os
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -30,8 +32,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kb.spec import DEMOS
+from ui.run_gate import Busy, RunGate, busy_line, gradio_queued
+from ui.visitor import SPACES_VARS, ProxyTrust, Visitor
+from ui.visitor import visitor_of as identify
 
-SPACES_VARS = ("SPACE_ID", "SPACE_HOST", "SPACE_REPO_NAME")
 _ON = {"1", "true", "yes", "on"}
 _OFF = {"0", "false", "no", "off"}
 
@@ -46,6 +50,7 @@ class Limits:
     run_wall_s: float | None = None  # a run is stopped (its tree kept) after this long
     max_waiting: int = 16  # runs waiting for the model slot; more are refused
     runs_per_visitor: int | None = None  # runs one visitor may have running or waiting
+    runs_per_range: int | None = None  # runs one address range (/24, /64) may have running or waiting
     traces_kept: int = 500  # trace files kept in the app's folder (oldest removed)
     max_rescore_nodes: int | None = None  # re-scoring costs one IG pass per node (an upload may hold 20k)
 
@@ -58,6 +63,7 @@ PUBLIC_LIMITS = Limits(
     run_wall_s=180.0,
     max_waiting=8,
     runs_per_visitor=1,
+    runs_per_range=4,  # half the waiting places: one network cannot fill the queue
     traces_kept=200,
     max_rescore_nodes=300,
 )
@@ -160,91 +166,34 @@ def prune_traces(root: Path, keep: int) -> int:
     return removed
 
 
-# ----- the queue in front of model runs ---------------------------------------------------
-class Busy(Exception):
-    """A run refused at the door; the message is one line for the status bar."""
-
-
-class RunGate:
-    """The model runs' queue as visitors see it: at most `max_waiting` admitted runs not
-    yet started, at most `per_visitor` places (waiting or running) per visitor.
-
-    Gradio's own queue decides the order and runs one model event at a time; the gate
-    admits a run when it is queued (`enter`, a cheap event before the run: it can refuse
-    and say how many are ahead), and the run marks itself started and done (`start`,
-    `leave`). A place whose run never started (the tab was closed) expires after `stale_s`.
-    """
-
-    def __init__(
-        self, *, max_waiting: int = 16, per_visitor: int | None = None, stale_s: float = 900.0
-    ) -> None:
-        self.max_waiting = max_waiting
-        self.per_visitor = per_visitor
-        self.stale_s = stale_s
-        self._lock = threading.Lock()
-        self._waiting: dict[int, tuple[str, float]] = {}  # ticket -> (visitor, admitted at); in order
-        self._running: dict[int, str] = {}
-        self._next = 0
-
-    def enter(self, visitor: str) -> int:
-        """A ticket for a new run of `visitor`; raises Busy with the line to show."""
-        now = time.monotonic()
-        with self._lock:
-            for ticket, (_, since) in list(self._waiting.items()):
-                if now - since > self.stale_s:
-                    del self._waiting[ticket]
-            mine = sum(v == visitor for v, _ in self._waiting.values()) + sum(
-                v == visitor for v in self._running.values()
-            )
-            if self.per_visitor is not None and mine >= self.per_visitor:
-                raise Busy("You already have a run in progress; wait for it to finish (or press Stop).")
-            if len(self._waiting) >= self.max_waiting:
-                raise Busy(
-                    f"The demo is busy ({len(self._waiting)} runs waiting); please try again in a minute."
-                )
-            self._next += 1
-            self._waiting[self._next] = (visitor, now)
-            return self._next
-
-    def ahead(self, ticket: int) -> int:
-        """Runs before this one: those running plus those admitted earlier."""
-        with self._lock:
-            return len(self._running) + sum(t < ticket for t in self._waiting)
-
-    def start(self, ticket: int) -> None:
-        with self._lock:
-            visitor, _ = self._waiting.pop(ticket, ("", 0.0))
-            self._running[ticket] = visitor
-
-    def leave(self, ticket: int) -> None:
-        with self._lock:
-            self._running.pop(ticket, None)
-            self._waiting.pop(ticket, None)
-
-
-def busy_line(ahead: int) -> str:
-    return (
-        f"**Busy:** {ahead} run{'s' if ahead != 1 else ''} ahead of you; yours starts when the model is free."
-    )
-
-
-def visitor_of(request: Any) -> str:
-    """Who is asking, for the per-visitor limit: the client address (first forwarded hop
-    on Spaces, which sits behind a proxy), else the session."""
-    headers = getattr(request, "headers", None) or {}
-    forwarded = str(headers.get("x-forwarded-for", "") or "").split(",")[0].strip()
-    client = getattr(getattr(request, "client", None), "host", None)
-    return forwarded or str(client or getattr(request, "session_hash", "") or "local")
-
-
+# ----- the queue in front of model runs (ui.run_gate) --------------------------------------
+TRUST = ProxyTrust.from_env()
 MODE = PublicMode.from_env()  # read once at import: the app's mode for this process
-GATE = RunGate(max_waiting=MODE.limits.max_waiting, per_visitor=MODE.limits.runs_per_visitor)
-_ADMITTED: dict[str, int] = {}  # session -> ticket of its admitted, not yet started run
-_ADMITTED_LOCK = threading.Lock()
+GATE = RunGate(
+    max_waiting=MODE.limits.max_waiting,
+    per_visitor=MODE.limits.runs_per_visitor,
+    per_range=MODE.limits.runs_per_range,
+)
+if MODE.enabled:
+    # uvicorn (under Gradio) rewrites the socket address from X-Forwarded-For for peers in
+    # FORWARDED_ALLOW_IPS (default: loopback), so a client on the host would pick its own
+    # identity; forwarded hops are read in ui.visitor under TRUSTED_PROXY_HOPS instead.
+    os.environ.setdefault("FORWARDED_ALLOW_IPS", "")
 
 
 def _session(request: Any, session: Any) -> str:
     return str(getattr(request, "session_hash", None) or f"local-{id(session)}")
+
+
+def visitor_of(request: Any, session: Any = None) -> Visitor:
+    """Who is asking (`ui.visitor`: the address the operator's proxies saw, never one the
+    client wrote), with the browser session that holds the place."""
+    return identify(request, TRUST, _session(request, session))
+
+
+def watch_queue(blocks: Any, concurrency_id: str = "models") -> None:
+    """Tie waiting places to the runs queued in `blocks` (call after `blocks.queue()`)."""
+    GATE.queued = gradio_queued(blocks, concurrency_id)
 
 
 def admitter(status: str = "status") -> Any:
@@ -259,38 +208,32 @@ def admitter(status: str = "status") -> Any:
 
 def admit(session: Any, request: Any = None) -> dict[str, Any]:
     """The cheap step before a model run: take a place in the queue or refuse (gr.Error,
-    which stops the run the event chains after it). Says how many runs are ahead."""
-    key = _session(request, session)
-    with _ADMITTED_LOCK:
-        old = _ADMITTED.pop(key, None)
-    if old is not None:
-        GATE.leave(old)  # a second click replaces this session's waiting place
+    which stops the run the event chains after it). Says how many runs are ahead. The
+    place is this session's; a second click replaces it."""
     try:
-        ticket = GATE.enter(visitor_of(request))
+        ticket = GATE.enter(visitor_of(request, session))
     except Busy as exc:
         import gradio as gr
 
         raise gr.Error(str(exc)) from None
-    with _ADMITTED_LOCK:
-        _ADMITTED[key] = ticket
     ahead = GATE.ahead(ticket)
     return {"status": busy_line(ahead) if ahead else "**Starting**…"}
 
 
 def claim(session: Any, request: Any = None) -> int:
-    """Called by a model run as it starts: its admitted ticket (or a new one, for API
-    callers that skipped `admit`), marked running. Raises Busy; `release` it after."""
-    with _ADMITTED_LOCK:
-        ticket = _ADMITTED.pop(_session(request, session), None)
-    if ticket is None:
-        ticket = GATE.enter(visitor_of(request))
-    GATE.start(ticket)
-    return ticket
+    """Called by a model run as it starts: its session's admitted place (or a new one, for
+    API callers that skipped `admit`), marked running. Raises Busy; `release` it after."""
+    return GATE.claim(visitor_of(request, session))
 
 
 def release(ticket: int | None) -> None:
     if ticket is not None:
         GATE.leave(ticket)
+
+
+def withdraw(session: Any, request: Any = None) -> bool:
+    """Stop pressed: free this session's waiting place, if its run has not started."""
+    return GATE.withdraw(_session(request, session))
 
 
 def over_time(started_s: float, limits: Limits | None = None) -> bool:
