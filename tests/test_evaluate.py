@@ -175,7 +175,7 @@ def test_report_writes_markdown_and_plots(tmp_path):
     world_for, _ = _worlds()
     run_eval(qs, [Method.SINGLE, Method.VOTE, Method.FAST], world_for, SETTINGS, out, progress=False)
     text = write_report(collect_rows([out]), out)
-    assert "| fast |" in text and "1-hop" in text and "2-hop" in text
+    assert "| fast |" in text and "one-hop (n=1)" in text and "two-hop (n=1)" in text
     assert (out / "results.md").read_text() == text
     for name in ("f1_vs_time.png", "f1_per_hop.png", "f1_vs_time.html", "f1_per_hop.html"):
         assert (out / name).stat().st_size > 1000, name

@@ -75,6 +75,11 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="only merge results of these run dirs / shards",
     )
+    ev.add_argument(
+        "--partial",
+        action="store_true",
+        help="with --merge: also report results files whose run has not finished every pair",
+    )
     _world_flags(ev)
     _ray_flags(ev)
     add_settings_flags(ev)
@@ -155,13 +160,24 @@ def _world_factory(args: argparse.Namespace) -> WorldSpec:
     )
 
 
-def _report(sources: list[Path], out: Path, methods: list[str] | None) -> int:
-    from mcts.evaluation.report import collect_rows, write_report
+def _report(sources: list[Path], out: Path, methods: list[str] | None, *, partial: bool = False) -> int:
+    from mcts.evaluation.report import (
+        ReportInputError,
+        check_finished,
+        collect_rows,
+        source_files,
+        write_report,
+    )
 
-    rows = collect_rows(sources)
-    if not rows:
-        return _err(f"no results found in {', '.join(map(str, sources))}")
-    print(write_report(rows, out, methods=methods))
+    try:
+        if not partial:
+            check_finished(source_files(sources))
+        rows = collect_rows(sources)
+        if not rows:
+            return _err(f"no results found in {', '.join(map(str, sources))}")
+        print(write_report(rows, out, methods=methods))
+    except ReportInputError as exc:
+        return _err(f"{exc} (nothing was written)")
     print(f"report: {out / 'results.md'} (plots beside it)")
     return 0
 
@@ -178,7 +194,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     if args.merge:
         dirs = [Path(d) for d in args.merge]
-        return _report(dirs, Path(args.out) if args.out else dirs[0], None)
+        return _report(dirs, Path(args.out) if args.out else dirs[0], None, partial=args.partial)
     if not args.questions:
         return _err("--questions is required (or --merge DIR... to merge finished runs)")
     try:
@@ -198,7 +214,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     world_for = _world_factory(args)
     if args.workers is not None or args.ray_address:
         code = _eval_on_ray(args, questions, methods, world_for, settings, out, shard)
-        return code if code else _report(result_files(out), out, [m.value for m in methods])
+        return code if code else _report(result_files(out), out, [m.value for m in methods], partial=True)
     try:
         for method in methods:  # open the KB and load the models up front: bad specs fail fast
             world_for(method)
@@ -221,7 +237,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished pairs are saved in {out}; continue with --resume", file=sys.stderr)
         return 130
-    return _report(result_files(out), out, [m.value for m in methods])
+    # Other shards of the same --out may still be running: this table counts what is done.
+    return _report(result_files(out), out, [m.value for m in methods], partial=shard is not None)
 
 
 def _eval_on_ray(

@@ -22,11 +22,11 @@ per method; F1 per hop count per method. Knows nothing of search or models.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mcts.evaluation.runner import EvalRow, read_rows, result_files
+from mcts.evaluation.runner import EvalInputError, EvalRow, read_manifest, read_rows, result_files
 
 
 @dataclass(frozen=True)
@@ -48,12 +48,63 @@ class MethodStats:
     no_terminal: int = 0  # finished pairs whose search reached no terminal (empty answer)
 
 
-def collect_rows(sources: Iterable[str | Path]) -> list[EvalRow]:
-    """Rows from run directories and/or results files, one per (question, method)."""
+class ReportInputError(EvalInputError):
+    """Results that must not be pooled into one table; one clear line, nothing written."""
+
+
+def source_files(sources: Iterable[str | Path]) -> list[Path]:
     paths: list[Path] = []
     for src in sources:
         p = Path(src)
         paths.extend(result_files(p) if p.is_dir() else [p])
+    return paths
+
+
+def check_finished(paths: Sequence[Path]) -> None:
+    """Refuse a results file whose manifest names pairs it does not hold yet (a shard still
+    running, or one that stopped half-way): its table would count the questions done so far."""
+    for path in paths:
+        manifest = read_manifest(path)
+        if manifest is None:
+            continue
+        ids, methods = manifest
+        # A pair that failed has its line too (the table counts it under "errors").
+        done = {(r.question_id, r.method) for r in read_rows([path])}
+        missing = [(q, m) for q in ids for m in methods if (q, m) not in done]
+        if missing:
+            raise ReportInputError(
+                f"{path} is unfinished: {len(ids) * len(methods) - len(missing)} of "
+                f"{len(ids) * len(methods)} (question, method) pairs done; continue it with "
+                "`python -m mcts eval ... --resume`, or report it with --partial"
+            )
+
+
+def check_poolable(rows: Sequence[EvalRow]) -> None:
+    """Refuse rows from different parts of the split, or a method run with two policies or
+    seeds: one table must answer one question."""
+    parts = sorted({r.part for r in rows if r.part})
+    if len(parts) > 1:
+        raise ReportInputError(
+            f"the results mix parts of the split ({', '.join(parts)}); report each part on its own"
+        )
+    for method in dict.fromkeys(r.method for r in rows):
+        mine = [r for r in rows if r.method == method]
+        for what, value in (("seed", lambda r: r.seed), ("policy adapter", _adapter)):
+            seen = sorted({str(value(r)) for r in mine})
+            if len(seen) > 1:
+                raise ReportInputError(
+                    f"method {method} was run with more than one {what} ({', '.join(seen)}); "
+                    "report each run on its own"
+                )
+
+
+def _adapter(row: EvalRow) -> str:
+    return str(row.meta.get("policy_adapter") or "none")
+
+
+def collect_rows(sources: Iterable[str | Path]) -> list[EvalRow]:
+    """Rows from run directories and/or results files, one per (question, method)."""
+    paths = source_files(sources)
     best: dict[tuple[str, str], EvalRow] = {}
     for row in read_rows(paths):
         key = (row.question_id, row.method)
@@ -170,6 +221,55 @@ def hop_markdown(table: dict[str, dict[int, tuple[int, float]]]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Group:
+    """One column of the breakdown table: the questions a predicate keeps."""
+
+    label: str
+    keep: Callable[[EvalRow], bool]
+
+
+BREAKDOWN: tuple[Group, ...] = (
+    Group("all", lambda r: True),
+    Group("faithful", lambda r: r.faithful is True),
+    Group("not faithful", lambda r: r.faithful is False),
+    Group("one-hop", lambda r: r.hops == 1),
+    Group("two-hop", lambda r: r.hops == 2),
+    Group("faithful one-hop", lambda r: r.faithful is True and r.hops == 1),
+    Group("family seen", lambda r: r.family_in_train is True),
+    Group("family unseen", lambda r: r.family_in_train is False),
+    Group(
+        "faithful one-hop, family unseen",
+        lambda r: r.faithful is True and r.hops == 1 and r.family_in_train is False,
+    ),
+)
+
+
+def breakdown(
+    rows: Sequence[EvalRow], methods: Sequence[str] | None = None, groups: Sequence[Group] = BREAKDOWN
+) -> tuple[list[tuple[str, int]], dict[str, list[float]]]:
+    """Columns (label, questions) that hold any common question, and per method its mean F1
+    in each; every method is measured on the same questions of a column."""
+    names = _methods_in(rows, methods)
+    common = common_questions(rows, names)
+    by_method = {m: [r for r in rows if r.method == m and r.question_id in common] for m in names}
+    first = by_method[names[0]] if names else []
+    columns = [(g, sum(1 for r in first if g.keep(r))) for g in groups]
+    columns = [(g, n) for g, n in columns if n]
+    table = {
+        m: [_mean([r.f1 for r in mine if g.keep(r)]) for g, _ in columns] for m, mine in by_method.items()
+    }
+    return [(g.label, n) for g, n in columns], table
+
+
+def breakdown_markdown(columns: Sequence[tuple[str, int]], table: dict[str, list[float]]) -> str:
+    head = "| method | " + " | ".join(f"{label} (n={n})" for label, n in columns) + " |"
+    lines = [head, "|---|" + "---:|" * len(columns)]
+    for m, cells in table.items():
+        lines.append(f"| {m} | " + " | ".join(f"{100 * c:.2f}" for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def write_plots(
     stats: Sequence[MethodStats], hops: dict[str, dict[int, tuple[int, float]]], out_dir: Path
 ) -> list[Path]:
@@ -237,23 +337,32 @@ def write_plots(
     return written
 
 
+def report_markdown(rows: Sequence[EvalRow], methods: Sequence[str] | None = None) -> str:
+    """The report's tables: every method on the common questions, then F1 by facet."""
+    stats = method_stats(rows, methods)
+    columns, table = breakdown(rows, methods)
+    n_common = stats[0].n if stats else 0
+    return (
+        f"Questions finished by every method: {n_common}\n\n"
+        + markdown_table(stats)
+        + "\n\nF1 by kind of question (faithful: the gold query follows the relations the question "
+        "names; family seen: a question built from the same WebQuestionsSP seed is in the "
+        "train part):\n\n" + breakdown_markdown(columns, table) + "\n"
+    )
+
+
 def write_report(
     rows: Sequence[EvalRow], out_dir: str | Path, *, methods: Sequence[str] | None = None, plots: bool = True
 ) -> str:
-    """Write `results.md` (+ plots) into out_dir and return the Markdown."""
+    """Write `results.md` (+ plots) into out_dir and return the Markdown. Rows that must not be
+    pooled raise `ReportInputError` before anything is written."""
+    check_poolable(rows)
     out = Path(out_dir)
-    stats = method_stats(rows, methods)
-    hops = hop_f1(rows, methods)
-    n_common = stats[0].n if stats else 0
-    text = (
-        f"Questions finished by every method: {n_common}\n\n"
-        + markdown_table(stats)
-        + "\n\nF1 by hop count:\n\n"
-        + hop_markdown(hops)
-        + "\n"
-    )
+    text = report_markdown(rows, methods)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.md").write_text(text, encoding="utf-8")
-    if plots and stats:
-        write_plots(stats, hops, out)
+    tmp = out / "results.md.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out / "results.md")  # atomic: a reader never sees half a report
+    if plots and rows:
+        write_plots(method_stats(rows, methods), hop_f1(rows, methods), out)
     return text
