@@ -43,7 +43,7 @@ def test_nodes_that_are_each_others_parents_are_refused(tmp_path: Path, real):
     # 1 and 2 name each other as parent and child: a cycle cut off from the root.
     nodes[1].update(parent=2, children=[2])
     nodes[2].update(parent=1, children=[1])
-    with pytest.raises(TraceError, match="malformed trace"):
+    with pytest.raises(TraceError, match="not a valid trace: nodes"):
         load_trace(_write(tmp_path, {**real, "nodes": nodes}))
 
 
@@ -52,7 +52,7 @@ def test_a_node_listed_under_two_parents_is_refused(tmp_path: Path, real):
     last = len(nodes) - 1
     other = next(i for i in range(len(nodes)) if i not in (last, nodes[last]["parent"]))
     nodes[other]["children"].append(last)
-    with pytest.raises(TraceError, match="malformed trace"):
+    with pytest.raises(TraceError, match="not a valid trace: nodes"):
         load_trace(_write(tmp_path, real))
 
 

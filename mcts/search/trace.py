@@ -32,8 +32,9 @@ Version 1 (before PUCT) has no node priors: the reader upgrades it by computing 
 the stored policy scores at the trace's sampling temperature (`rules.priors`), so old
 traces load, replay and re-score like new ones; settings added since (selection,
 c_puct, ig_variant, ...) take their defaults, which are what version-1 runs used.
-Saving is atomic (temporary file in the same folder + os.replace). Loading errors
-raise `TraceError` with one clear line. Knows nothing of models, tools or the UI.
+Saving is atomic (temporary file in the same folder + os.replace). Loading checks every
+field against the schema of the records above (`mcts.search.trace_schema`) before building
+anything; errors raise `TraceError` with one clear line ("not a valid trace: <field>: <why>"). Knows nothing of models, tools or the UI.
 """
 
 from __future__ import annotations
@@ -46,13 +47,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcts.search.events import EVENT_TYPES, Event, event_from_dict
+from mcts.search.events import Event, event_from_dict
 from mcts.search.protocols import DEFAULT_IG_PROMPT
 from mcts.search.rules import priors
 from mcts.search.run_meta import RunMeta
 from mcts.search.serialize import tree_from_list, tree_to_list
 from mcts.search.settings import SearchSettings
-from mcts.search.trace_validation import check_trace_file
+from mcts.search.trace_schema import SchemaError, check_trace
+from mcts.search.trace_validation import MAX_JSON_DEPTH, check_shape, json_depth_exceeds, read_trace_text
 from mcts.search.tree import Tree
 from mcts.search.voting import SearchResult
 
@@ -139,65 +141,83 @@ def trace_to_json(trace: Trace, *, indent: int | None = 1) -> str:
     return json.dumps(trace.to_dict(), indent=indent, ensure_ascii=False)
 
 
-def _event(data: Any) -> Event:
-    kind = data.get("kind") if isinstance(data, dict) else None
-    if kind not in EVENT_TYPES:
-        raise TraceError(f"unknown event kind {kind!r} in trace")
-    return event_from_dict(data)
-
-
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     """A version-1 trace as version 2: node priors from the siblings' policy scores."""
     nodes = [dict(n) for n in data["nodes"]]
     temperature = float(dict(data.get("settings", {})).get("temperature", SearchSettings().temperature))
     for parent in nodes:
         kids = [int(c) for c in parent.get("children", [])]
-        if not all(0 <= c < len(nodes) for c in kids):
-            continue  # tree_from_list reports the broken link
         ps = priors([nodes[c].get("policy_score") for c in kids], temperature)
         for c, p in zip(kids, ps, strict=True):
             nodes[c].setdefault("prior", p)
     return {**data, "nodes": nodes, "schema_version": TRACE_SCHEMA_VERSION}
 
 
+def _invalid(where: str, exc: Exception) -> TraceError:
+    return TraceError(f"not a valid trace: {where}: {' '.join(str(exc).split())}")
+
+
 def trace_from_dict(data: Any) -> Trace:
+    """The trace `data` (parsed JSON) holds; TraceError ("not a valid trace: <field>: <why>")
+    for anything that is not what the writer writes (`mcts.search.trace_schema`)."""
     if not isinstance(data, dict):
         raise TraceError("not a trace: the JSON is not an object")
     version = data.get("schema_version")
-    if version not in READABLE_VERSIONS:
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise TraceError(
-            f"unsupported trace schema_version {version!r} (this reader knows "
+            f"unsupported trace schema_version {str(version)[:20]} (this reader knows "
             f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
     try:
-        if version == 1:
-            data = _upgrade_v1(data)
-        trace = Trace(
-            question=str(data["question"]),
-            settings=SearchSettings.from_dict(data["settings"]),
-            meta=RunMeta.from_dict(data.get("meta", {})),
-            cleaning_rules=tuple(str(r) for r in data.get("cleaning_rules", [])),
-            ig_prompt=str(data.get("ig_prompt", DEFAULT_IG_PROMPT)),
-            nodes=tuple(dict(n) for n in data["nodes"]),
-            events=tuple(_event(e) for e in data.get("events", [])),
-            result=SearchResult.from_dict(data["result"]) if data.get("result") else None,
-            created_at=str(data.get("created_at", "")),
-        )
-        trace.to_tree()  # validate the nodes now, not when a consumer first draws them
-    except TraceError:
-        raise
-    except KeyError as exc:
-        raise TraceError(f"trace is missing the field {exc}") from exc
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise TraceError(f"malformed trace: {' '.join(str(exc).split())}") from exc
+        check_trace(data)  # every field's type and range
+    except SchemaError as exc:
+        raise TraceError(f"not a valid trace: {exc}") from None
+    # The schema held, so what is left to fail is a record's own rule (settings.rounds >= 1 ...).
+    try:
+        settings = SearchSettings.from_dict(data["settings"])
+    except (TypeError, ValueError) as exc:
+        raise _invalid("settings", exc) from None
+    try:
+        check_shape(data)  # the tree, and node ids named elsewhere
+    except SchemaError as exc:
+        raise TraceError(f"not a valid trace: {exc}") from None
+    if version == 1:
+        data = _upgrade_v1(data)
+    try:
+        result = SearchResult.from_dict(data["result"]) if data.get("result") else None
+    except (TypeError, ValueError) as exc:
+        raise _invalid("result", exc) from None
+    try:
+        events = tuple(event_from_dict(e) for e in data.get("events", []))
+    except (TypeError, ValueError) as exc:
+        raise _invalid("events", exc) from None
+    trace = Trace(
+        question=data["question"],
+        settings=settings,
+        meta=RunMeta.from_dict(data.get("meta", {})),
+        cleaning_rules=tuple(data.get("cleaning_rules", [])),
+        ig_prompt=data.get("ig_prompt", DEFAULT_IG_PROMPT),
+        nodes=tuple(dict(n) for n in data["nodes"]),
+        events=events,
+        result=result,
+        created_at=data.get("created_at", ""),
+    )
+    try:
+        trace.to_tree()  # build the nodes now, not when a consumer first draws them
+    except (TypeError, ValueError) as exc:
+        raise _invalid("nodes", exc) from None
     return trace
 
 
 def trace_from_json(text: str) -> Trace:
+    if json_depth_exceeds(text):  # before parsing: Python's parser recurses
+        raise TraceError(f"trace JSON nested more than {MAX_JSON_DEPTH} deep")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except (ValueError, RecursionError) as exc:  # e.g. a number of more than 4,300 digits
+        raise TraceError(f"not valid JSON: {' '.join(str(exc).split())[:120]}") from None
     return trace_from_dict(data)
 
 
@@ -220,12 +240,6 @@ def save_trace(trace: Trace, path: str | os.PathLike[str]) -> Path:
 
 
 def load_trace(path: str | os.PathLike[str]) -> Trace:
-    source = Path(path)
-    check_trace_file(source, TraceError)  # size, JSON depth and tree shape before trusting it
-    try:
-        text = source.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise TraceError(f"trace file not found: {source}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(f"cannot read trace {source}: {' '.join(str(exc).split())}") from exc
-    return trace_from_json(text)
+    """Read a trace file: size, JSON depth, schema and tree shape are checked before any
+    record is built; every failure is a TraceError with one clear line."""
+    return trace_from_json(read_trace_text(path, TraceError))
