@@ -20,10 +20,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kb.base import QueryResult
-from kb.flavour import FREEBASE, Flavour, iri_ref
+from kb.flavour import FREEBASE, Flavour
 from kb.name_index import NameIndex
 from kb.observation import EntityHit
 from kb.query_worker import DEFAULT_MEMORY_MB, DEFAULT_SPARE, FORMATS, LOAD_TIMEOUT_S, WorkerPool, format_name
+from kb.store_names import name_index_from
 
 # Query workers per store (env KB_QUERY_WORKERS): each holds a copy of the store; two
 # let one session's slow query leave another session's queries running.
@@ -82,37 +83,11 @@ class EmbeddedKB:
         return self._pool.restarts
 
     # ----- name index -----------------------------------------------------------------
-    def _all_rows(self, sparql: str) -> QueryResult:
-        return self.query(sparql, timeout_s=LOAD_TIMEOUT_S, max_rows=1 << 62)
-
-    def _pairs(self, predicate: str) -> list[tuple[str, str, str | None]]:
-        sparql = f"SELECT ?e ?v WHERE {{ ?e {iri_ref(predicate)} ?v . FILTER(isIRI(?e) && isLiteral(?v)) }}"
-        return [(e.value, v.value, v.lang) for e, v in self._all_rows(sparql).rows if e and v]
-
     def _build_name_index(self) -> NameIndex:
-        fl = self.flavour
+        def select(sparql: str):
+            return self.query(sparql, timeout_s=LOAD_TIMEOUT_S, max_rows=1 << 62).rows
 
-        def preferred(rows: list[tuple[str, str, str | None]]) -> list[tuple[str, str]]:
-            # Names in the flavour's language first, so an entity's display name is that one.
-            rows.sort(key=lambda r: (r[2] not in (fl.name_lang, None, ""), r[0]))
-            if fl.index_entities_only:  # Wikidata: items only, not the labelled properties
-                rows = [r for r in rows if fl.is_entity_iri(r[0])]
-            return [(fl.entity_id(e), v) for e, v, _ in rows]
-
-        names = preferred(self._pairs(fl.name_predicate))
-        aliases = preferred(self._pairs(fl.alias_predicate)) if fl.alias_predicate else []
-        descriptions: dict[str, str] = {}
-        if fl.description_predicate:
-            for e, v in preferred(self._pairs(fl.description_predicate)):
-                descriptions.setdefault(e, v)
-        degrees = {
-            fl.entity_id(e.value): int(n.value)
-            for e, n in self._all_rows(
-                f"SELECT ?e (COUNT(*) AS ?n) WHERE {{ ?e {iri_ref(fl.name_predicate)} ?x . ?e ?p ?o }} GROUP BY ?e"
-            ).rows
-            if e and n
-        }
-        return NameIndex(names, aliases, descriptions, degrees)
+        return name_index_from(select, self.flavour)
 
     def search_names(self, text: str, limit: int = 10) -> list[EntityHit]:
         return self.names.search(text, limit)

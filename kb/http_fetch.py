@@ -30,7 +30,8 @@ from kb.base import EndpointUnavailable, KBError, QueryRejected, QueryTimeout
 
 CHUNK = 1 << 16
 # Words in an error reply or a cut body that mean the server stopped the query at its limit.
-TIMEOUT_WORDS = ("cancelled", "canceled", "timeout", "timed out", "S1T00")
+# Virtuoso: S1T00 = MaxQueryExecutionTime reached; MTXNA = the transaction it stopped there.
+TIMEOUT_WORDS = ("cancelled", "canceled", "timeout", "timed out", "S1T00", "MTXNA")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Response:
     body: bytes
     server: str  # the Server header ("" when absent)
     cut: bool  # the body was cut at max_bytes
+    sql_state: str = ""  # Virtuoso's X-SQL-State header: S1TAT = partial results at its time limit
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -113,15 +115,22 @@ def _connection(url: str, deadline: float, public: bool) -> http.client.HTTPConn
 
 
 def fetch(
-    url: str, sparql: str, deadline: float, *, public: bool, max_bytes: int, post_over: int
+    url: str,
+    sparql: str,
+    deadline: float,
+    *,
+    public: bool,
+    max_bytes: int,
+    post_over: int,
+    params: dict[str, str] | None = None,
 ) -> Response:
-    """One request for `sparql` (GET, or a form POST past `post_over` characters) that
-    ends by `deadline` (time.monotonic): the body up to `max_bytes`. Raises KBError
+    """One request for `sparql` (GET, or a form POST past `post_over` characters; `params`
+    go with the query) that ends by `deadline` (time.monotonic): the body up to `max_bytes`. Raises KBError
     (redirects, HTTP errors, refused addresses), Transient (worth a retry) or
     TimeoutError; other OSErrors are the caller's to sort."""
     parts = urllib.parse.urlsplit(url)
     path = parts.path or "/"
-    encoded = urllib.parse.urlencode({"query": sparql})
+    encoded = urllib.parse.urlencode({"query": sparql, **(params or {})})
     headers = {
         "Accept": "application/sparql-results+json, application/json;q=0.9",
         "User-Agent": "mcts-kbqa",
@@ -148,6 +157,7 @@ def fetch(
         conn.request(method, target, body=body, headers=headers)
         response = conn.getresponse()
         server = response.getheader("Server", "") or ""
+        sql_state = response.getheader("X-SQL-State", "") or ""
         if response.status != 200:
             _raise_for_status(response, url, deadline, public)
         chunks: list[bytes] = []
@@ -157,10 +167,10 @@ def fetch(
             if fired.is_set() or time.monotonic() > deadline:
                 raise TimeoutError("deadline")
             if not chunk:
-                return Response(b"".join(chunks), server, cut=False)
+                return Response(b"".join(chunks), server, cut=False, sql_state=sql_state)
             chunks.append(chunk)
             size += len(chunk)
-        return Response(b"".join(chunks)[:max_bytes], server, cut=True)
+        return Response(b"".join(chunks)[:max_bytes], server, cut=True, sql_state=sql_state)
     except (OSError, http.client.HTTPException) as exc:
         if fired.is_set() or time.monotonic() > deadline:
             raise TimeoutError("deadline") from exc

@@ -14,7 +14,8 @@ deadline for a body trickled one byte at a time, issue 15):
   is cut at the last complete row and flagged `truncated` instead of being read whole;
   rows beyond `max_rows` are dropped and flagged the same way;
 - errors are one-line `KBError`s: `QueryTimeout` (client deadline, or the server
-  cancelled the query), `EndpointUnavailable` (connection refused/reset, HTTP 502-504,
+  cancelled the query: Oxigraph's cut body, Virtuoso's S1T00 error or its S1TAT partial
+  results; Virtuoso also gets our deadline as its per-request `timeout`), `EndpointUnavailable` (connection refused/reset, HTTP 502-504,
   after `retries` retries with exponential back-off, each logged), `QueryRejected`
   (HTTP 400: the endpoint's first message line, outside public mode), `KBError` for
   the rest, malformed replies included (bad JSON, 100k-deep JSON, wrong shapes).
@@ -22,10 +23,12 @@ deadline for a body trickled one byte at a time, issue 15):
 Every query goes through `kb.sparql.guard_and_normalise` first (only SELECT/ASK leave
 this machine, and the row cap becomes a LIMIT the server applies).
 
-Name search (`search_names`) is plain SPARQL over the flavour's name and alias
-predicates (Freebase or Wikidata: pass `flavour=WIKIDATA`, an endpoint does not say);
-see its docstring for the choice and the cost. It knows nothing of the agent's tools
-or of search.
+Name search (`search_names`, `find_mentions`) is `kb.endpoint_names`: a small endpoint's
+names are read once into the embedded store's index (`name_index=False` skips it); a big
+one is searched with its text index (Virtuoso's `bif:contains`) or substring filters,
+over the flavour's name and alias predicates (Freebase or Wikidata: pass
+`flavour=WIKIDATA`, an endpoint does not say). It knows nothing of the agent's tools or
+of search.
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ import time
 from typing import Any
 
 from kb.base import EndpointUnavailable, KBError, QueryRejected, QueryResult, QueryTimeout, Term
-from kb.flavour import FREEBASE, Flavour, iri_ref, sparql_string
+from kb.endpoint_names import EndpointNames
+from kb.flavour import FREEBASE, Flavour
 from kb.http_fetch import TIMEOUT_WORDS, Response, Transient, fetch, one_line
+from kb.name_index import NameIndex
 from kb.observation import EntityHit
 from kb.sparql import guard_and_normalise
 
@@ -138,6 +143,7 @@ class RemoteKB:
         max_bytes: int = 10_000_000,
         post_over: int = 1_500,
         public: bool = False,
+        name_index: bool | None = None,
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"not an http(s) endpoint URL: {url[:100]!r}")
@@ -153,12 +159,13 @@ class RemoteKB:
         self.post_over = post_over
         self.public = public
         self._virtuoso: bool | None = None
+        self._names = EndpointNames(self, name_index)
 
     def __repr__(self) -> str:
         return f"RemoteKB({self.url!r})"
 
     # ----- HTTP -----------------------------------------------------------------------
-    def _fetch(self, sparql: str, timeout_s: float) -> Response:
+    def _fetch(self, sparql: str, timeout_s: float, max_bytes: int | None = None) -> Response:
         deadline = time.monotonic() + timeout_s
         for attempt in range(self.retries + 1):
             try:
@@ -167,8 +174,9 @@ class RemoteKB:
                     sparql,
                     deadline,
                     public=self.public,
-                    max_bytes=self.max_bytes,
+                    max_bytes=max_bytes or self.max_bytes,
                     post_over=self.post_over,
+                    params=self._server_limit(deadline),
                 )
             except KBError:
                 raise
@@ -196,18 +204,35 @@ class RemoteKB:
             time.sleep(delay)
         raise AssertionError("unreachable")  # the loop returns or raises
 
+    def _server_limit(self, deadline: float) -> dict[str, str] | None:
+        """Virtuoso's own per-request limit (`timeout`, ms), a little inside our deadline:
+        at it Virtuoso stops the query and answers (S1TAT) instead of running on after we
+        gave up; a COUNT over a three-way join otherwise ran past its MaxQueryExecutionTime."""
+        if not self._virtuoso:
+            return None
+        return {"timeout": str(max(int((deadline - time.monotonic()) * 900), 1))}
+
     # ----- KnowledgeBase ----------------------------------------------------------------
     def query(self, sparql: str, *, timeout_s: float | None = None, max_rows: int = 10_000) -> QueryResult:
         """Guard, normalise (LIMIT max_rows + 1) and run a SELECT/ASK query. Raises KBError."""
         prepared = guard_and_normalise(sparql, self.flavour.prefixes, max_rows=max_rows)
         return self.run_as_is(prepared.sparql, timeout_s, max_rows)
 
-    def run_as_is(self, sparql: str, timeout_s: float | None = None, max_rows: int = 10_000) -> QueryResult:
+    def run_as_is(
+        self,
+        sparql: str,
+        timeout_s: float | None = None,
+        max_rows: int = 10_000,
+        max_bytes: int | None = None,
+    ) -> QueryResult:
         """Run `sparql` without the guard (our own queries, which may use the endpoint's
-        dialect, e.g. `bif:contains`). Raises KBError."""
-        response = self._fetch(sparql, timeout_s if timeout_s is not None else self.timeout_s)
+        dialect, e.g. `bif:contains`); `max_bytes` overrides the byte cap. Raises KBError."""
+        response = self._fetch(sparql, timeout_s if timeout_s is not None else self.timeout_s, max_bytes)
         if self._virtuoso is None and response.server:
             self._virtuoso = "virtuoso" in response.server.lower()
+        if response.sql_state.startswith("S1TAT"):
+            # Virtuoso's "anytime" answer: the rows found when its time limit hit, not the result.
+            raise QueryTimeout("the endpoint stopped the query at its time limit (partial results not shown)")
         return parse_json_result(response.body, max_rows=max_rows, cut=response.cut)
 
     def is_virtuoso(self) -> bool:
@@ -227,121 +252,35 @@ class RemoteKB:
                 self._virtuoso = False
         return self._virtuoso
 
+    # ----- names ------------------------------------------------------------------------
+    @property
+    def names(self) -> NameIndex | None:
+        """The endpoint's in-memory name index (a small endpoint, `kb.endpoint_names`), or None."""
+        return self._names.index
+
     def search_names(self, text: str, limit: int = 10) -> list[EntityHit]:
-        """Entities whose name or alias contains `text`, best first.
-
-        Two SPARQL queries: (1) exact name/alias match (an index lookup on any store);
-        (2) if that found fewer than `limit`, a substring match:
-        - on Virtuoso, `bif:contains` with every word of `text` (its full-text index:
-          milliseconds even on all of Freebase's ~100M names);
-        - elsewhere, `FILTER(CONTAINS(LCASE(STR(?label)), LCASE("text")))` with a LIMIT.
-          Standard SPARQL has no text index, so this scans every name and alias: fine
-          for a few million labels (Oxigraph on the test subset: milliseconds), slow on
-          full Freebase - serve that from Virtuoso (or QLever, whose `ql:contains-word`
-          this does not use yet).
-        Ranking (here, not in SPARQL): exact name, exact alias, name starting with the
-        text, then containing it; ties go to the shorter name, then the id. The embedded
-        KB's FTS5/typo ranking is richer; results on the same data can differ in order.
-
-        Wikidata flavour: the same two queries over `rdfs:label` / `skos:altLabel`
-        (English). The Wikidata Query Service's own search (`SERVICE wikibase:mwapi`
-        with `mwapi:search` / EntitySearch) calls the MediaWiki API of wikidata.org,
-        which is not reachable offline (nor from a local QLever/Virtuoso mirror), and
-        SERVICE is refused by our guard; so plain label filters are used. Their cost:
-        the exact match is an index lookup (milliseconds, also on WDQS's ~100M English
-        labels), but CONTAINS scans every label - fine for a local mirror of a few
-        million labels, on all of Wikidata it runs into the server's time limit. When
-        the exact match found something and the substring scan times out, the exact
-        hits are returned (logged) instead of an error. Property entities (`wd:P...`)
-        are labelled too but are not entities to search: hits keep only item ids.
-        """
-        query = " ".join(text.split())
-        if not query:
-            raise KBError("empty name: nothing to search for")
-        lang = f"@{self.flavour.name_lang}" if self.flavour.name_lang else ""
-        exact = f"VALUES ?label {{ {sparql_string(query)}{lang} }}"
-        found = self._label_matches(f"SELECT DISTINCT ?e WHERE {{ {self._labels(exact)} }}", limit)
-        if len(found) < limit:
-            try:
-                more = self._label_matches(self.contains_query(query), limit * 5)
-            except QueryTimeout:
-                if not found:
-                    raise
-                log.warning("endpoint %s: substring name search timed out; exact matches only", self.url)
-                more = []
-            found += [e for e in more if e not in found]
-        if self.flavour.index_entities_only:
-            found = [e for e in found if self.flavour.is_entity_iri(e)]
-        return self._rank(query, found)[:limit]
-
-    def _labels(self, condition: str) -> str:
-        """`{ ?e name ?label . COND } UNION { ?e alias ?label . COND }` (the condition
-        sits inside each branch: Virtuoso wants bif:contains next to its triple)."""
-        fl = self.flavour
-        predicates = [fl.name_predicate] + ([fl.alias_predicate] if fl.alias_predicate else [])
-        return " UNION ".join(f"{{ ?e {iri_ref(p)} ?label . {condition} }}" for p in predicates)
+        """Entities whose name or alias matches `text`, best first (`kb.endpoint_names`:
+        the embedded index for a small endpoint, text-index candidates on a big one)."""
+        return self._names.search(text, limit)
 
     def contains_query(self, text: str) -> str:
-        """The substring-match query of `search_names` (without LIMIT) for this endpoint."""
-        condition = ""
-        if self.flavour.name_lang:
-            condition = f'FILTER(lang(?label) = "" || langMatches(lang(?label), "{self.flavour.name_lang}")) '
-        words = re.findall(r"\w+", text)
-        if self.is_virtuoso() and words:
-            # bif:contains takes its own expression language: quote each word, AND them.
-            expression = sparql_string(" AND ".join(f'"{w}"' for w in words))
-            condition = f"?label bif:contains {expression} . {condition}"
-        else:
-            condition += f"FILTER(CONTAINS(LCASE(STR(?label)), {sparql_string(text.lower())}))"
-        return f"SELECT DISTINCT ?e WHERE {{ {self._labels(condition)} }}"
+        """The every-word query of the search on the endpoint (without LIMIT)."""
+        return self._names.contains_query(text)
 
-    def _label_matches(self, sparql: str, limit: int) -> list[str]:
-        result = self.run_as_is(f"{sparql} LIMIT {limit}", None, limit)
-        return [row[0].value for row in result.rows if row and row[0] is not None and row[0].kind == "iri"]
+    def find_mentions(self, question: str, limit: int = 10) -> list[EntityHit]:
+        """Entities named in `question` (`NameIndex.find_mentions`); needs the name index."""
+        index = self.names
+        if index is None:
+            raise KBError("no name index for this endpoint: find mentions with SearchNodes")
+        return index.find_mentions(question, limit)
 
-    def _rank(self, query: str, iris: list[str]) -> list[EntityHit]:
-        if not iris:
-            return []
-        fl = self.flavour
-        values = " ".join(iri_ref(i) for i in iris)
-        desc = ""
-        if fl.description_predicate:
-            desc = f"OPTIONAL {{ ?e {iri_ref(fl.description_predicate)} ?d }}"
-        alias = f"OPTIONAL {{ ?e {iri_ref(fl.alias_predicate)} ?a }}" if fl.alias_predicate else ""
-        sparql = (
-            f"SELECT ?e ?n ?d ?a WHERE {{ VALUES ?e {{ {values} }} "
-            f"OPTIONAL {{ ?e {iri_ref(fl.name_predicate)} ?n }} {desc} {alias} }}"
-        )
-        result = self.run_as_is(sparql, None, 10_000)
-        names: dict[str, str] = {}
-        descriptions: dict[str, str] = {}
-        aliases: dict[str, set[str]] = {}
-        for e, n, d, a in result.rows:
-            if e is None:
-                continue
-            if n is not None and (e.value not in names or n.lang == fl.name_lang):
-                names[e.value] = n.value
-            if d is not None and (e.value not in descriptions or d.lang == fl.name_lang):
-                descriptions[e.value] = d.value
-            if a is not None:
-                aliases.setdefault(e.value, set()).add(a.value.casefold())
-        needle = query.casefold()
-        hits = []
-        for iri in iris:
-            name = names.get(iri, "")
-            folded = name.casefold()
-            if folded == needle:
-                tier = 3.0
-            elif needle in aliases.get(iri, set()):
-                tier = 2.0
-            elif folded.startswith(needle):
-                tier = 1.0
-            else:
-                tier = 0.0
-            closeness = len(needle) / max(len(folded), len(needle), 1)  # in (0, 1]
-            hits.append(EntityHit(fl.entity_id(iri), name, descriptions.get(iri, ""), (tier + closeness) / 4))
-        hits.sort(key=lambda h: (-h.score, len(h.name), h.id))
-        return hits
+    def degree_of(self, entity_id: str) -> int:
+        index = self.names
+        return 0 if index is None else index.degree_of(entity_id)
+
+    def description_of(self, entity_id: str) -> str:
+        index = self.names
+        return "" if index is None else index.description_of(entity_id)
 
     def close(self) -> None:
         """Nothing to release: each request opens and closes its own connection."""

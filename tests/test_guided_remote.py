@@ -36,12 +36,17 @@ def demo_records() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def remote_tools(demo_server):
-    return Toolbox(RemoteKB(demo_server.url), ranker=LexicalRanker())
+    # Without the endpoint's name index: these tests are about SearchMentions.
+    return Toolbox(RemoteKB(demo_server.url, name_index=False), ranker=LexicalRanker())
 
 
-def test_a_remote_kb_gets_mentions_from_searchnodes_and_an_embedded_one_from_its_index(remote_tools, demo_kb):
+def test_a_remote_kb_gets_mentions_from_searchnodes_and_an_embedded_one_from_its_index(
+    remote_tools, demo_kb, demo_server
+):
     assert isinstance(mention_finder(remote_tools), SearchMentions)
     assert mention_finder(Toolbox(demo_kb)) is demo_kb
+    indexed = RemoteKB(demo_server.url)  # a small endpoint: its names are indexed here
+    assert mention_finder(Toolbox(indexed)) is indexed
 
 
 def test_the_endpoint_finds_the_entities_the_name_index_finds(remote_tools, demo_kb):

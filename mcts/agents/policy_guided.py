@@ -135,7 +135,8 @@ def mention_finder(kb: Any) -> MentionFinder:
     """The KB's name index if it has one (looked for behind a Toolbox too), else
     SearchNodes through the tools (a Toolbox) or the KB's `search_names`."""
     store = getattr(kb, "kb", kb)  # a Toolbox holds its KB as `.kb`
-    if isinstance(store, MentionFinder):
+    # A remote KB finds mentions itself only when it holds a name index (a small endpoint).
+    if isinstance(store, MentionFinder) and getattr(store, "names", True) is not None:
         return store
     return SearchMentions.through_tools(kb) if hasattr(kb, "run") else SearchMentions.through_kb(kb)
 
