@@ -53,7 +53,7 @@ from mcts.search.rules import priors
 from mcts.search.run_meta import RunMeta
 from mcts.search.serialize import tree_from_list, tree_to_list
 from mcts.search.settings import SearchSettings
-from mcts.search.trace_schema import SchemaError, check_trace
+from mcts.search.trace_schema import SchemaError, check_record
 from mcts.search.trace_validation import MAX_JSON_DEPTH, check_shape, json_depth_exceeds, read_trace_text
 from mcts.search.tree import Tree
 from mcts.search.voting import SearchResult
@@ -169,7 +169,7 @@ def trace_from_dict(data: Any) -> Trace:
             f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
     try:
-        check_trace(data)  # every field's type and range
+        check_record(data, Trace)  # every field's type and range
     except SchemaError as exc:
         raise TraceError(f"not a valid trace: {exc}") from None
     # The schema held, so what is left to fail is a record's own rule (settings.rounds >= 1 ...).

@@ -3,7 +3,7 @@
 A trace (`mcts.search.trace`) is the JSON form of frozen dataclasses: `Trace` itself,
 `SearchSettings`, `RunMeta`, `Node` with its `Step`, `Action`, `Observation`, `Value`,
 `EntityHit` and `GraphPattern`, the events of `mcts.search.events`, `SearchResult` with its
-`VoteRow`s and `CostSummary`. Their type hints ARE the schema: `check_trace` walks a parsed
+`VoteRow`s and `CostSummary`. Their type hints ARE the schema: `check_record` walks a parsed
 trace against them (int, float, str, bool, `Literal`, `StrEnum`, `X | None`, tuples,
 lists, dicts, nested records, events by their `kind`), so what the writer writes and what
 the reader accepts cannot drift apart. `RANGES` adds what a type cannot say (visits >= 0,
@@ -211,8 +211,7 @@ def check(value: Any, path: str, hint: Any, rng: Range = Range()) -> None:
     raise TypeError(f"no schema rule for {hint!r} at {path}")
 
 
-def check_trace(data: Any) -> None:
-    """Raise SchemaError at the first field of `data` (a parsed trace) that breaks the schema."""
-    from mcts.search.trace import Trace  # the top record; imported late (trace imports this module)
-
-    _record(data, "", Trace)
+def check_record(data: Any, cls: type) -> None:
+    """Raise SchemaError at the first field of `data` (parsed JSON) that breaks the schema
+    of the record `cls` (`mcts.search.trace.Trace` for a whole trace)."""
+    _record(data, "", cls)

@@ -14,8 +14,9 @@ Traces come from visitors (the app's upload box), so before the reader in
   depth + 1, at most `MAX_NODES` nodes and `MAX_TREE_DEPTH` levels;
 - node ids named elsewhere (events, the result's best branches and votes) within the tree.
 
-`check_trace_data` raises `SchemaError` (`<field>: <why>`, one line); the reader turns it
-into its `TraceError` ("not a valid trace: ..."). Knows nothing of the UI.
+`check_shape` (on a trace the schema passed) raises `SchemaError` (`<field>: <why>`, one
+line); the reader turns it into its `TraceError` ("not a valid trace: ..."). Knows
+nothing of the UI.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from mcts.search.trace_schema import SchemaError, check_trace
+from mcts.search.trace_schema import SchemaError
 
 MAX_TRACE_BYTES = 20_000_000  # the largest evaluation traces are well under 1 MB
 MAX_JSON_DEPTH = 64  # a real trace nests about 10 deep
@@ -135,13 +136,6 @@ def _ids_in_tree(data: dict[str, Any], n: int) -> None:
         for r, row in enumerate(result.get("votes", ())):
             for j, value in enumerate(row["node_ids"]):
                 need(value, f"result.votes[{r}].node_ids[{j}]")
-
-
-def check_trace_data(data: Any) -> None:
-    """Raise SchemaError (one line, naming the field) unless `data`, a parsed trace, holds
-    the schema's types and ranges and a well-formed tree."""
-    check_trace(data)
-    check_shape(data)
 
 
 def check_shape(data: dict[str, Any]) -> None:
