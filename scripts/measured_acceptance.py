@@ -1,7 +1,7 @@
 """Write `tests/measured_search_vs_greedy.json` from finished eval runs (no model run).
 
-    python scripts/measured_acceptance.py "demo (40)=runs/s5/demo-small" \\
-        "dev test split (68)=runs/s5/test-trained"
+    python scripts/measured_acceptance.py "demo (40: first 16 tuned on, 24 not)=runs/demo" \\
+        "dev test split (68, report, trained policy)=runs/dev-test"
 
 Each argument is `NAME=RUN_DIR`: the per-question F1 of the `single`, `fast` and
 `constant` rows of that run's results (`results.jsonl` or its shards), on the questions all

@@ -183,7 +183,7 @@ def test_rescoring_a_classic_tree_scores_the_simulated_end_state():
         assert b.cleaned_history == a.cleaned_history and b.reward == a.reward
 
 
-# Two traces as the first sessions shipped them (schema version 1, before priors).
+# Two traces of schema version 1 (before priors), as the project first shipped them.
 V1_TRACES = Path(__file__).resolve().parent / "data"
 
 
