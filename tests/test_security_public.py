@@ -115,7 +115,7 @@ def test_the_gate_says_how_many_are_ahead_and_bounds_each_visitor():
 
 
 def test_a_place_never_started_expires():
-    gate = RunGate(max_waiting=1, per_visitor=1, stale_s=0.0)
+    gate = RunGate(max_waiting=1, per_visitor=1, admit_s=0.0)
     gate.enter("1.1.1.1")  # the tab was closed before its run started
     time.sleep(0.01)
     assert gate.ahead(gate.enter("1.1.1.1")) == 0

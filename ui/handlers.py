@@ -217,7 +217,7 @@ def _final_status(session: Session) -> str:
         else ""
     )
     return (
-        f"**Finished: {res.stop_reason.replace('_', ' ')}**{detail} · answer: {names} · {res.rounds} rounds · "
+        f"**Finished: {public.escape(res.stop_reason.replace('_', ' '))}**{detail} · answer: {names} · {res.rounds} rounds · "
         f"{res.nodes} nodes · model {res.cost.model_s:.1f} s · tools {res.cost.kb_s:.2f} s · wall {res.cost.wall_s:.1f} s"
     )
 
@@ -320,8 +320,8 @@ def _compare(session: Session, form: CompareInputs, request: gr.Request | None) 
         finally:
             _register(key, None)
         view.result = res = search.result
-        answer = ", ".join(v.name for v in res.answer) if res and res.answer else "no answer"
-        stop_reason = res.stop_reason.replace("_", " ") if res else "?"
+        answer = public.escape(", ".join(v.name for v in res.answer) if res and res.answer else "no answer")
+        stop_reason = public.escape(res.stop_reason.replace("_", " ") if res else "?")
         yield {
             f"plot_{pane}": figure(view, height=460),
             f"cost_{pane}": f"**{label}** · answer: {answer} · {stop_reason}\n\n"

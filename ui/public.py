@@ -23,7 +23,6 @@ call it).
 from __future__ import annotations
 
 import hashlib
-import html
 import os
 import time
 from collections.abc import Mapping
@@ -35,6 +34,7 @@ from kb.spec import DEMOS
 from ui.run_gate import Busy, RunGate, busy_line, gradio_queued
 from ui.visitor import SPACES_VARS, ProxyTrust, Visitor
 from ui.visitor import visitor_of as identify
+from viz.escape import md
 
 _ON = {"1", "true", "yes", "on"}
 _OFF = {"0", "false", "no", "off"}
@@ -133,8 +133,8 @@ def enforce(form: F, mode: PublicMode) -> F:
 
 
 def escape(text: Any) -> str:
-    """Text from a trace, a model or a visitor, safe inside Markdown/HTML."""
-    return html.escape(str(text), quote=True)
+    """Text from a trace, a model or a visitor, safe inside a Markdown line (`viz.escape.md`)."""
+    return md(text)
 
 
 # ----- traces on disk -------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 
 from mcts.search.rules import best_branch_path
 from mcts.search.tree import ROOT_ID, Node, Tree
+from viz.escape import plotly
 from viz.layout import DEFAULT_MAX_CHILDREN, TreeLayout, layout_tree
 from viz.legibility import PLOT_WIDTH_PX, reward_axis, thin_labels
 
@@ -96,23 +97,20 @@ def marker_scale(width_units: float) -> float:
     return max(0.4, min(1.0, 0.9 * unit_px / MAX_MARKER_PX))
 
 
-def _esc(text: str) -> str:
-    # Plotly hover text is pseudo-HTML: SPARQL's <uri> would vanish as a tag.
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def _wrap(text: str, width: int = 72, max_lines: int = 4) -> str:
-    text = " ".join(text.split())
+    text = " ".join(str(text).split())
     lines = [text[i : i + width] for i in range(0, len(text), width)] or [""]
     if len(lines) > max_lines:
         lines = lines[:max_lines]
         lines[-1] = lines[-1][: width - 1] + "…"
-    return "<br>".join(_esc(line) for line in lines)
+    return "<br>".join(plotly(line) for line in lines)  # Plotly text is pseudo-HTML: <uri> is a tag
 
 
 def _num(value: float | None, digits: int = 3) -> str:
     if value is None:
         return "–"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return plotly(value)  # not a number after all: text, never a tag
     if math.isinf(value):
         return "∞ (unvisited)"
     return f"{value:.{digits}g}" if abs(value) >= 1000 else f"{value:.{digits}f}"
@@ -125,7 +123,7 @@ def hover_text(tree: Tree, node: Node, c: float) -> str:
     step = node.step
     action = step.action.render() if step.action is not None else f"(unparsable) {step.raw_text}"
     parts = [
-        f"<b>node {node.id}</b> · depth {node.depth} · round {node.round} · {node.validity}",
+        f"<b>node {node.id}</b> · depth {node.depth} · round {node.round} · {plotly(node.validity)}",
         f"<b>action</b> {_wrap(action)}",
         f"<b>obs</b> {_wrap(step.observation.text, max_lines=2)}",
         f"N={node.visits}  W/N={_num(node.mean_value)}  r={_num(node.reward)}  UCT={_num(tree.uct(node.id, c))}",
@@ -338,7 +336,7 @@ def _node_trace(
         **legend,
     }
     if labelled:
-        trace["text"] = [f"{n.id} {tool_label(n)}" if n.id in labelled else "" for n in nodes]
+        trace["text"] = [f"{n.id} {plotly(tool_label(n))}" if n.id in labelled else "" for n in nodes]
         trace["textposition"] = "bottom center"
         trace["textfont"] = {"size": 10, "color": "#343a40"}
     return trace
@@ -368,7 +366,7 @@ def _figure_layout(
 ) -> dict[str, Any]:
     depth = layout.depth
     return {
-        "title": {"text": title or "", "x": 0.01, "font": {"size": 15}},
+        "title": {"text": plotly(title or ""), "x": 0.01, "font": {"size": 15}},
         "height": height or max(380, 120 + 80 * (depth + 1)),
         "margin": {"l": 50, "r": 20, "t": 40 if title else 16, "b": 20},
         "plot_bgcolor": "white",

@@ -4,18 +4,19 @@ Pure functions from the tree and the search's plain records (`SearchResult`,
 `CostSummary`, `RankChange`, `mcts.search.cleaning` segments) to Markdown, HTML or table
 rows that any front end can show. Nothing here imports Gradio or model code; the
 records are read by attribute, so a trace loaded from disk renders the same as a
-live run.
+live run. Every string of a record is made safe by `viz.escape` for the place it goes
+(Markdown, HTML, table cell), field by field, whatever the record's type says.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from mcts.search.cleaning import RULE_INFO, CleaningRule, clean_history
 from mcts.search.tree import ROOT_ID, Node, Tree
+from viz.escape import cell, fence, html_text, md, num
 
 NODE_TABLE_HEADERS = [
     "id",
@@ -44,6 +45,8 @@ RULE_COLOURS: dict[CleaningRule, str] = {
 def _f(value: float | None, digits: int = 3) -> str:
     if value is None:
         return "–"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return md(value)  # not a number after all: shown as text, never as markup
     if math.isinf(value):
         return "∞"
     if math.isnan(value):
@@ -53,7 +56,9 @@ def _f(value: float | None, digits: int = 3) -> str:
 
 def _round(value: float | None, digits: int = 3) -> float | None:
     # Table cells: None stays empty; inf (an unvisited node's UCT) is not JSON.
-    if value is None or math.isnan(value) or math.isinf(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None if value is None else cell(value)  # type: ignore[return-value]
+    if math.isnan(value) or math.isinf(value):
         return None
     return round(value, digits)
 
@@ -76,7 +81,7 @@ def node_status(node: Node) -> str:
         return "terminal, answer" if node.answer else "terminal, no answer"
     if node.reward is None and node.validity == "ok":
         return "not scored"
-    return node.validity.replace("_", " ")
+    return str(node.validity).replace("_", " ")
 
 
 # ---------------------------------------------------------------- status and table
@@ -109,8 +114,8 @@ def node_table(tree: Tree, c: float) -> list[list[Any]]:
                 node.parent if node.parent >= 0 else None,
                 node.depth,
                 node.round,
-                action_text(node, 80),
-                node_status(node),
+                cell(action_text(node, 80)),
+                cell(node_status(node)),
                 node.visits,
                 _round(node.mean_value),
                 _round(node.reward),
@@ -152,27 +157,30 @@ def node_detail_markdown(
     node = tree[node_id]
     if node.step is None:
         return (
-            f"### Node 0 · the question\n\n> {_md_escape(tree.question)}\n\n"
-            f"N = {node.visits} · W/N = {_f(node.mean_value)} · {len(node.children)} children"
+            f"### Node 0 · the question\n\n> {md(tree.question)}\n\n"
+            f"N = {num(node.visits)} · W/N = {_f(node.mean_value)} · {len(node.children)} children"
         )
     step = node.step
-    lines = [f"### Node {node.id} · depth {node.depth} · round {node.round} · {node_status(node)}", ""]
+    lines = [
+        f"### Node {num(node.id)} · depth {num(node.depth)} · round {num(node.round)} · {md(node_status(node))}",
+        "",
+    ]
     lines += [
         "**Thought**",
         "",
-        _fence(step.thought or "(none)"),
+        fence(step.thought or "(none)"),
         "**Action**",
         "",
-        _fence(action_text(node)),
+        fence(action_text(node)),
     ]
     if step.action is None and step.raw_text:
-        lines += ["**Raw completion**", "", _fence(step.raw_text)]
-    lines += ["**Observation**", "", _fence(step.observation.text or "(empty)")]
+        lines += ["**Raw completion**", "", fence(step.raw_text)]
+    lines += ["**Observation**", "", fence(step.observation.text or "(empty)")]
     if node.terminal:
         names = ", ".join(v.name for v in node.answer) or "(no answer)"
-        lines += [f"**Branch answer:** {_md_escape(names)}", ""]
+        lines += [f"**Branch answer:** {md(names)}", ""]
         if node.answer_sparql:
-            lines += [_fence(node.answer_sparql, "sparql")]
+            lines += [fence(node.answer_sparql, "sparql")]
     ratio = (
         node.ppl_history / node.ppl_with_question
         if node.ppl_history is not None and node.ppl_with_question
@@ -185,7 +193,7 @@ def node_detail_markdown(
         ("ratio", _f(ratio)),
         ("r", _f(node.reward)),
         ("decay", _f(node.decay, 2)),
-        ("N", str(node.visits)),
+        ("N", num(node.visits)),
         ("W/N", _f(node.mean_value)),
         ("UCT", _f(tree.uct(node_id, c))),
         ("UCT rank", f"{rank} of {n_sib}"),
@@ -208,7 +216,7 @@ def node_detail_markdown(
     if node.truncated:
         lines.append("\n*The cleaned history was cut from the left to fit the scorer's context.*")
     if node.simulation:
-        sim = "\n".join(f"{i + 1}. `{action_text_of(s)}`" for i, s in enumerate(node.simulation))
+        sim = "\n".join(f"{i + 1}. {md(action_text_of(s))}" for i, s in enumerate(node.simulation))
         lines += ["", "**Simulated continuation (classic MCTS)**", "", sim]
     return "\n".join(lines)
 
@@ -238,12 +246,12 @@ def history_html(tree: Tree, node_id: int, rules: Collection[CleaningRule]) -> s
     cleaned = clean_history(steps, rules)
     raw_parts = []
     for seg in cleaned.segments:
-        text = html.escape(seg.text)
+        text = html_text(seg.text)
         if seg.removed_by is None:
             raw_parts.append(text)
         else:
             colour = RULE_COLOURS.get(seg.removed_by, "#eee")
-            label = html.escape(RULE_INFO[seg.removed_by].label)
+            label = html_text(RULE_INFO[seg.removed_by].label)
             raw_parts.append(
                 f"<span class='removed' style='background:{colour};text-decoration:line-through;"
                 f"text-decoration-color:#888' title='removed by: {label}'>{text}</span>"
@@ -254,7 +262,7 @@ def history_html(tree: Tree, node_id: int, rules: Collection[CleaningRule]) -> s
     legend = (
         " ".join(
             f"<span style='background:{RULE_COLOURS[r]};padding:1px 6px;border-radius:4px;margin-right:6px'>"
-            f"{html.escape(RULE_INFO[r].label)}</span>"
+            f"{html_text(RULE_INFO[r].label)}</span>"
             for r in used
         )
         or "<span>no rule removed anything</span>"
@@ -275,7 +283,7 @@ def history_html(tree: Tree, node_id: int, rules: Collection[CleaningRule]) -> s
         f"<div><div style='font-weight:600;margin-bottom:4px'>Raw history H (what the agent saw)</div>"
         f"<pre style='{pre}'>{''.join(raw_parts)}</pre></div>"
         f"<div><div style='font-weight:600;margin-bottom:4px'>Cleaned history H' (what the IG scorer read)</div>"
-        f"<pre style='{pre}'>{html.escape(cleaned.text)}</pre></div>"
+        f"<pre style='{pre}'>{html_text(cleaned.text)}</pre></div>"
         "</div>"
         f"<div style='font-size:12px;margin-top:6px'>Removed by: {legend}</div>{note}"
     )
@@ -289,18 +297,18 @@ def answer_markdown(result: Any | None, tree: Tree | None = None) -> str:
     if result is None:
         return "*No answer yet.*"
     names = ", ".join(v.name for v in result.answer)
-    lines = [f"### Answer: {_md_escape(names) if names else '(no branch produced an answer)'}", ""]
+    lines = [f"### Answer: {md(names) if names else '(no branch produced an answer)'}", ""]
     if result.sparql:
-        lines += [_fence(result.sparql, "sparql")]
-    stop = str(result.stop_reason).replace("_", " ")
-    detail = f" ({_md_escape(result.detail)})" if result.detail else ""
+        lines += [fence(result.sparql, "sparql")]
+    stop = md(str(result.stop_reason).replace("_", " "))
+    detail = f" ({md(result.detail)})" if result.detail else ""
     lines.append(
-        f"Stopped: **{stop}**{detail} after {result.rounds} rounds, {result.nodes} nodes, "
-        f"{getattr(result, 'terminals', 0)} terminal branches."
+        f"Stopped: **{stop}**{detail} after {num(result.rounds)} rounds, {num(result.nodes)} nodes, "
+        f"{num(getattr(result, 'terminals', 0))} terminal branches."
     )
     tie = getattr(result, "tie_break", "")
     if tie:  # a silent 1-1-1 vote read as a confident answer before this line
-        lines += ["", f"**Tie:** {_md_escape(tie)}."]
+        lines += ["", f"**Tie:** {md(tie)}."]
     if result.stop_reason == "budget" and not getattr(result, "terminals", 0):
         # The commonest empty answer on small budgets: no branch reached Done in time.
         lines += [
@@ -311,11 +319,11 @@ def answer_markdown(result: Any | None, tree: Tree | None = None) -> str:
         if node_id is None:
             lines.append(f"- Best branch {label}: –")
             continue
-        text = f"- Best branch {label}: node {node_id}"
-        if tree is not None and 0 <= node_id < len(tree):
+        text = f"- Best branch {label}: node {num(node_id)}"
+        if tree is not None and isinstance(node_id, int) and 0 <= node_id < len(tree):
             node = tree[node_id]
             ans = ", ".join(v.name for v in node.answer) or "(no answer)"
-            text += f" → {_md_escape(ans)} (W/N {_f(node.mean_value)}, r {_f(node.reward)})"
+            text += f" → {md(ans)} (W/N {_f(node.mean_value)}, r {_f(node.reward)})"
         lines.append(text)
     return "\n".join(lines)
 
@@ -325,10 +333,10 @@ def vote_rows(result: Any | None) -> list[list[Any]]:
         return []
     return [
         [
-            ", ".join(row.answer),
+            cell(", ".join(map(str, row.answer))),
             row.count,
             round(float(row.weight), 3),
-            ", ".join(str(i) for i in row.node_ids),
+            cell(", ".join(str(i) for i in row.node_ids)),
         ]
         for row in result.votes
     ]
@@ -338,14 +346,19 @@ def cost_markdown(cost: Any | None) -> str:
     """Generation calls, forward passes, tokens, tool calls and times of one run (a narrow table)."""
     if cost is None:
         return "*No cost yet.*"
-    tools = ", ".join(f"{name} {count}" for name, count in sorted(cost.tool_calls.items())) or "none"
+    calls = sorted(cost.tool_calls.items(), key=lambda kv: str(kv[0]))
+    tools = ", ".join(f"{md(name)} {num(count)}" for name, count in calls) or "none"
+    total = sum(c for _, c in calls if isinstance(c, int | float) and not isinstance(c, bool))
     rows = [
-        ("policy generation calls", f"{cost.policy_calls}"),
-        ("candidate-scoring passes", f"{cost.candidate_passes}"),
-        ("IG forward passes", f"{cost.ig_forward_passes}"),
-        ("tokens", f"{cost.tokens:,}"),
-        ("tool calls", f"{sum(cost.tool_calls.values())} ({tools})"),
-        ("time in models / KB / wall", f"{cost.model_s:.1f} s / {cost.kb_s:.2f} s / {cost.wall_s:.1f} s"),
+        ("policy generation calls", num(cost.policy_calls)),
+        ("candidate-scoring passes", num(cost.candidate_passes)),
+        ("IG forward passes", num(cost.ig_forward_passes)),
+        ("tokens", num(cost.tokens, ",")),
+        ("tool calls", f"{num(total)} ({tools})"),
+        (
+            "time in models / KB / wall",
+            f"{num(cost.model_s, '.1f')} s / {num(cost.kb_s, '.2f')} s / {num(cost.wall_s, '.1f')} s",
+        ),
     ]
     return "\n".join(["| cost | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)])
 
@@ -357,9 +370,9 @@ def rank_changes_markdown(changes: Iterable[Any], tree: Tree | None = None) -> s
         return "No sibling group changed its order by reward."
     lines = [f"**{len(changes)} sibling group(s) changed order by reward** (best first):", ""]
     for ch in changes:
-        before = " > ".join(str(i) for i in ch.before)
-        after = " > ".join(str(i) for i in ch.after)
-        lines.append(f"- children of node {ch.parent_id}: {before} → **{after}**")
+        before = " > ".join(num(i) for i in ch.before)
+        after = " > ".join(num(i) for i in ch.after)
+        lines.append(f"- children of node {num(ch.parent_id)}: {before} → **{after}**")
     return "\n".join(lines)
 
 
@@ -371,30 +384,3 @@ def reward_changes(before: Tree, after: Tree) -> list[tuple[int, float | None, f
         if (a is None) != (b is None) or (a is not None and b is not None and abs(a - b) > 1e-6):
             out.append((old.id, a, b))
     return out
-
-
-def _fence(text: str, lang: str = "") -> str:
-    # A fence longer than any backtick run inside the text cannot be closed early.
-    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{lang}\n{text}\n{ticks}\n"
-
-
-def _backtick_runs(line: str) -> Sequence[str]:
-    runs, current = [], ""
-    for ch in line:
-        if ch == "`":
-            current += ch
-        elif current:
-            runs.append(current)
-            current = ""
-    if current:
-        runs.append(current)
-    return runs
-
-
-def _md_escape(text: str) -> str:
-    text = html.escape(" ".join(text.split()), quote=False)
-    for ch in "\\`*_[]#|":
-        text = text.replace(ch, "\\" + ch)
-    return text
