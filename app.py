@@ -42,7 +42,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
 
     from mcts.search.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
     from mcts.search.protocols import DEFAULT_IG_PROMPT
-    from ui import handlers, inspector, presets, public, replay, rescoring, traces
+    from ui import form_notice, handlers, inspector, presets, public, replay, rescoring, traces
     from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
     from ui.forms import SETTINGS_FIELDS, CompareInputs, RunInputs
     from ui.render import EMPTY_DETAIL, MAIN_OUTPUTS
@@ -66,7 +66,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                             label="Question", lines=2, max_lines=6, elem_id="question",
                             placeholder="Ask something the knowledge base can answer, e.g. Who directed Inception?",
                         )  # fmt: skip
-                        with gr.Row():
+                        with gr.Row(elem_id="kb-method-row"):
                             c["kb_spec"] = gr.Dropdown(
                                 choices=list(public.MODE.allowed_kbs) if public.MODE.enabled else ["demo", "demo-wikidata"],
                                 value=config.kb, allow_custom_value=not public.MODE.enabled, label="Knowledge base",
@@ -74,7 +74,16 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                                 else '"demo", a .nt/.ttl file or folder, or an http(s) SPARQL endpoint',
                             )  # fmt: skip
                             c["method"] = gr.Dropdown(
-                                handlers.METHOD_CHOICES, value=d.method.value, label="Search method"
+                                handlers.METHOD_CHOICES, value=d.method.value, label="Search method",
+                                elem_id="method",
+                            )  # fmt: skip
+                        # Shown after a trace load changed the form (ui.form_notice): a class must
+                        # not run the ablation a loaded trace left behind without knowing it.
+                        c["form_note_box"] = gr.Group(visible=False, elem_id="form-note-box")
+                        with c["form_note_box"]:
+                            c["form_note"] = gr.Markdown(elem_id="form-note")
+                            restore_btn = gr.Button(
+                                "Back to the defaults", size="sm", elem_id="restore-defaults"
                             )
                         with gr.Row():
                             c["run_btn"] = gr.Button("Run search", variant="primary", elem_id="run-btn")
@@ -183,49 +192,61 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                 click_go = gr.Button("inspect clicked node", visible="hidden", elem_id="click-go")
 
             with gr.Tab("Cleaning-rule lab", id="lab"):
-                gr.Markdown(LAB_MD)
-                c["rules"] = gr.CheckboxGroup(
-                    [(f"{RULE_INFO[r].label}: {RULE_INFO[r].explanation}", r.value) for r in CleaningRule],
-                    value=sorted(r.value for r in DEFAULT_RULES), label="Cleaning rules (all on = the paper)", elem_id="rules",
-                )  # fmt: skip
-                c["ig_prompt"] = gr.Textbox(
-                    DEFAULT_IG_PROMPT, label="IG prompt (between the history and the question)", lines=1
-                )
-                rescore_btn = gr.Button(
-                    "Re-score the tree with these rules", variant="primary", elem_id="rescore-btn"
-                )
-                c["lab_status"] = gr.Markdown(elem_id="lab-status")
-                c["rank_changes"] = gr.Markdown(elem_id="rank-changes")
+                # Controls on the left, results on the right: what Re-score changes stays in
+                # view beside its button at 1280x800 (stacked, they fell below the fold).
+                with gr.Row(equal_height=False):
+                    with gr.Column(scale=2, min_width=300):
+                        rescore_btn = gr.Button(
+                            "Re-score the tree with these rules", variant="primary", elem_id="rescore-btn"
+                        )
+                        c["rules"] = gr.CheckboxGroup(
+                            [(f"{RULE_INFO[r].label}: {RULE_INFO[r].explanation}", r.value) for r in CleaningRule],
+                            value=sorted(r.value for r in DEFAULT_RULES), label="Cleaning rules (all on = the paper)",
+                            elem_id="rules",
+                        )  # fmt: skip
+                        c["ig_prompt"] = gr.Textbox(
+                            DEFAULT_IG_PROMPT,
+                            label="IG prompt (between the history and the question)",
+                            lines=1,
+                        )
+                        gr.Markdown(LAB_MD, elem_id="lab-help")
+                    with gr.Column(scale=3, min_width=320):
+                        c["lab_status"] = gr.Markdown(
+                            "Results appear here: the re-scored tree, with the nodes that changed rank ringed.",
+                            elem_id="lab-status",
+                        )
+                        c["rank_changes"] = gr.Markdown(elem_id="rank-changes")
+                        c["lab_plot"] = gr.Plot(label="Re-scored tree", elem_id="lab-plot")
                 c["reward_table"] = gr.Dataframe(
                     headers=rescoring.REWARD_TABLE_HEADERS, label="Rewards before → after (largest change first)",
                     interactive=False, max_height=360, column_widths=["7%", "57%", "12%", "12%", "12%"],
                 )  # fmt: skip
-                c["lab_plot"] = gr.Plot(label="Re-scored tree", elem_id="lab-plot")
 
-            with gr.Tab("Traces & replay", id="traces"):
-                gr.Markdown(
-                    "Load a trace recorded by the app or by `python -m mcts run --trace out.json` and replay it round by "
-                    "round. No model is needed: a CPU-only Space can show recorded GPU runs. Loading a trace also puts "
-                    "its question and settings into the Search tab's form. The run on screen is downloadable from the "
-                    "Search tab."
-                )
-                with gr.Row(equal_height=False):
-                    c["upload"] = gr.File(
-                        label="Upload a trace (.json)",
-                        file_types=[".json"],
-                        type="filepath",
-                        elem_id="trace-upload",
-                    )
+            # The slider and its tree on the right, high on the page: moving the slider
+            # visibly redraws the tree (stacked under the upload box, it started ~730 px down).
+            with gr.Tab("Traces & replay", id="traces"), gr.Row(equal_height=False):
+                with gr.Column(scale=2, min_width=300):
                     c["bundled"] = gr.Dropdown(
-                        bundled_traces(), value=None, label="…or open a recorded example trace", elem_id="bundled-trace",
+                        bundled_traces(), value=None, label="Open a recorded example trace", elem_id="bundled-trace",
                         info="recorded with the bundled model on the demo KB",
                     )  # fmt: skip
-                c["replay_slider"] = gr.Slider(
-                    0, 1, value=0, step=1, label="Show the tree after round", interactive=False,
-                    elem_id="replay-slider",
-                )  # fmt: skip
-                c["replay_status"] = gr.Markdown(elem_id="replay-status")
-                c["replay_plot"] = gr.Plot(label="Replay", elem_id="replay-plot")
+                    c["upload"] = gr.File(
+                        label="…or upload a trace (.json)", file_types=[".json"], type="filepath",
+                        elem_id="trace-upload", height=140,
+                    )  # fmt: skip
+                    gr.Markdown(
+                        "Load a trace recorded by the app or by `python -m mcts run --trace out.json` and replay it "
+                        "round by round. No model is needed: a CPU-only Space can show recorded GPU runs. Loading a "
+                        "trace also puts its question and settings into the Search tab's form (which then says so). "
+                        "The run on screen is downloadable from the Search tab."
+                    )
+                with gr.Column(scale=3, min_width=320):
+                    c["replay_slider"] = gr.Slider(
+                        0, 1, value=0, step=1, label="Show the tree after round", interactive=False,
+                        elem_id="replay-slider",
+                    )  # fmt: skip
+                    c["replay_status"] = gr.Markdown(elem_id="replay-status")
+                    c["replay_plot"] = gr.Plot(label="Replay", elem_id="replay-plot")
 
             with gr.Tab("Compare methods", id="compare"):
                 gr.Markdown(
@@ -271,11 +292,23 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
         for event, name in ((run_event, "sync_replay"), (fresh_event, None), (submit_event, None)):
             event.then(**sync, api_name=name, api_visibility="public" if name else "private", **cheap)
         c["stop_btn"].click(**page.wire(handlers.stop_search, outputs=["status"]), api_name="stop", **cheap)
+        hide_note = page.wire(form_notice.hide, outputs=form_notice.NOTICE_OUTPUTS[1:])
         for name, btn in preset_buttons.items():
             btn.click(
                 **page.wire(presets.preset_handler(name), outputs=["method", *SETTINGS_FIELDS, "preset", "machine_note"]),
                 api_visibility="private", **cheap,
-            )  # fmt: skip
+            ).then(**hide_note, api_visibility="private", **cheap)  # fmt: skip
+        form_defaults = form_notice.FormDefaults(
+            settings=d, preset=machine.preset if defaults is None else "", rules=tuple(sorted(r.value for r in DEFAULT_RULES)),
+            ig_prompt=DEFAULT_IG_PROMPT, policy_kind=config.policy_kind,
+        )  # fmt: skip
+        restore_btn.click(
+            **page.wire(form_notice.restore_handler(form_defaults), outputs=form_notice.RESTORE_OUTPUTS),
+            api_visibility="private", **cheap,
+        )  # fmt: skip
+        note = page.wire(
+            form_notice.notice_handler(form_defaults), form=RunInputs, outputs=form_notice.NOTICE_OUTPUTS
+        )
 
         inspect_out = ["detail", "history", "plot", "node_dd"]
         c["node_dd"].input(
@@ -304,11 +337,11 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
             **page.wire(traces.load, inputs={"file": "upload"}, outputs=load_out),
             api_name="load_trace",
             **cheap,
-        )
+        ).then(**note, api_visibility="private", **cheap)
         c["bundled"].input(
             **page.wire(traces.load_bundled, inputs={"name": "bundled"}, outputs=load_out),
             api_name="load_example_trace", **cheap,
-        )  # fmt: skip
+        ).then(**note, api_visibility="private", **cheap)  # fmt: skip
         # .change follows every input of the slider (drag, arrow keys, the number box), not only a release.
         c["replay_slider"].change(
             **page.wire(replay.replay, inputs={"round_no": "replay_slider"}, outputs=["replay_plot", "replay_status"]),

@@ -18,25 +18,19 @@ from typing import Any
 import gradio as gr
 
 from mcts.search.loop import Search, one_line
-from mcts.search.settings import Method, SearchSettings
+from mcts.search.settings import SearchSettings
 from mcts.search.trace import Trace, trace_from_search
 from ui import presets, public, run_cache
 from ui.forms import CompareInputs, RunInputs, SearchForm
-from ui.render import figure, main_view, settings_line, tree_view
+from ui.labels import METHOD_CHOICES as METHOD_CHOICES  # re-exported: app.py's dropdowns
+from ui.labels import run_label
+from ui.render import figure, main_view, settings_line, table_frame, tree_view
 from ui.session import Session
 from ui.stream import pump
 from ui.traces import open_trace, write_trace
 from ui.worlds import get_world, is_warm
-from viz import cost_markdown, replay_rounds, tree_at_round
+from viz import VOTE_TABLE_HEADERS, cost_markdown, replay_rounds, tree_at_round
 
-METHOD_CHOICES: list[tuple[str, str]] = [
-    ("Fast MCTS (IG reward, no simulation)", Method.FAST.value),
-    ("Classic MCTS (simulate, score the end)", Method.CLASSIC.value),
-    ("Constant reward (ablation)", Method.CONSTANT.value),
-    ("Beam search by IG", Method.BEAM.value),
-    ("N-sample vote", Method.VOTE.value),
-    ("Single greedy path", Method.SINGLE.value),
-]
 REPLAY_ROUND_S = 0.35  # pause between rounds when a cached run is replayed (the animation)
 
 # Live searches by browser session: Stop reaches only its own session's run.
@@ -118,8 +112,13 @@ def _run(
     if cached is not None:
         yield from _replay_cached(session, cached[0])
         return
-    # The examples fold away so that the status and the tree move up to where the eye is.
-    yield {"status": "**Starting**…", "examples_box": gr.update(open=False)}
+    # The examples fold away so that the status and the tree move up to where the eye is;
+    # the previous run's answer, votes and cost go, or they read as this question's.
+    yield {
+        "status": f"**Starting** · {run_label(settings)}…",
+        "examples_box": gr.update(open=False),
+        **_cleared_answer(),
+    }
     if not is_warm(form, settings.method):
         yield {"status": "**Loading** the knowledge base and models (first run only; about 20 s on a CPU)…"}
     try:
@@ -180,17 +179,30 @@ def _replay_cached(session: Session, trace: Trace) -> Iterator[dict[str, Any]]:
     for round_no in range(total):
         frame = tree_at_round(session.recorded_tree, session.events, round_no)  # type: ignore[arg-type]
         view = Session(tree=frame.tree, settings=session.settings, selected_path=frame.selected_path)
-        status = f"**Replaying a cached run** · round {round_no} of {total} · {len(frame.tree)} nodes"
+        status = (
+            f"**Replaying a cached run** · {run_label(session.settings)} · round {round_no} of {total} · "
+            f"{len(frame.tree)} nodes"
+        )
         yield {"status": status, "plot": figure(view)}
         time.sleep(REPLAY_ROUND_S)
     session.tree = final
     res = session.result
     status = (
-        f"**Finished (cached run, replayed: same question, settings, models and code)** · answer: "
+        f"**Finished (cached run, replayed: same question, settings, models and code)** · "
+        f"{run_label(session.settings)} · answer: "
         f"{', '.join(v.name for v in res.answer) if res and res.answer else 'no answer'} · "
         f"{total} rounds · {len(final or ())} nodes. Press **Fresh run** to search again."
     )
     yield {**main_view(session, status), "stop_btn": _enabled(False)}
+
+
+def _cleared_answer() -> dict[str, Any]:
+    return {
+        "answer": "*Searching: the answer appears when the run ends.*",
+        "votes": table_frame([], VOTE_TABLE_HEADERS),
+        "cost": "",
+        "trace_file": None,
+    }
 
 
 def _enabled(on: bool) -> Any:
@@ -201,7 +213,8 @@ def _running_status(session: Session, search: Search, phase: str) -> str:
     cost = search.cost()
     rounds_started = sum(1 for e in session.events if e.kind == "round_started")
     return (
-        f"**{phase}** · round {rounds_started} of {session.settings.rounds} · {len(search.tree)} nodes · "
+        f"**{phase}** · {run_label(session.settings)} · round {rounds_started} of {session.settings.rounds} · "
+        f"{len(search.tree)} nodes · "
         f"elapsed {cost.wall_s:.1f} s · model {cost.model_s:.1f} s · tools {cost.kb_s:.2f} s"
     )
 
@@ -217,7 +230,8 @@ def _final_status(session: Session) -> str:
         else ""
     )
     return (
-        f"**Finished: {public.escape(res.stop_reason.replace('_', ' '))}**{detail} · answer: {names} · {res.rounds} rounds · "
+        f"**Finished: {public.escape(res.stop_reason.replace('_', ' '))}**{detail} · {run_label(session.settings)} · "
+        f"answer: {names} · {res.rounds} rounds · "
         f"{res.nodes} nodes · model {res.cost.model_s:.1f} s · tools {res.cost.kb_s:.2f} s · wall {res.cost.wall_s:.1f} s"
     )
 

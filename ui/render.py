@@ -27,6 +27,7 @@ from viz import (
     status_line,
     vote_rows,
 )
+from viz.answer_rule import inspector_glossary, weight_gloss, why_not_best
 
 # The components `main_view` fills, by name (app.py registers them under these names).
 MAIN_OUTPUTS = (
@@ -78,6 +79,7 @@ def inspector(session: Session) -> tuple[str, str]:
     detail = node_detail_markdown(
         tree, node_id, c=s.c, alpha=s.alpha, beta=s.beta, c_puct=getattr(s, "c_puct", None)
     )
+    detail = f"{detail}\n\n{inspector_glossary()}"  # what UCT, W/N and P mean, under the numbers
     return detail, history_html(tree, node_id, session.rules)
 
 
@@ -101,6 +103,12 @@ def answer_panel(session: Session) -> str:
     """The answer, how it was chosen, and (for an example question) the gold answer and F1."""
     text = answer_markdown(session.result, session.tree)
     tree = session.tree
+    if session.result is not None:
+        s = session.settings
+        # The best branch (gold line) and the answer rule often disagree: say why, and what
+        # the vote table's weight is under this rule (a log-probability is negative).
+        why = why_not_best(session.result, tree, s.vote_mode, s.temperature)
+        text = "\n\n".join(p for p in (text, why, weight_gloss(s.vote_mode)) if p)
     gold = gold_markdown(check(tree.question, session.meta.kb_spec, session.result)) if tree else ""
     return f"{text}\n\n{gold}" if gold else text
 

@@ -32,7 +32,7 @@ HEADER_HTML = """
 """
 
 LAB_MD = """
-### Debug history cleaning by eye
+#### What the lab does
 Before scoring, the history is **cleaned** so that it cannot simply restate the question (a thought that
 repeats the question would make it trivially likely). Switch rules off or edit the prompt, then
 **Re-score**: every node of the tree on screen (a live run or a loaded trace) is scored again with the same
@@ -88,6 +88,21 @@ CSS = """
 #node-detail table { display: block; overflow-x: auto; max-width: 100%; }
 #node-detail td, #node-detail th { white-space: nowrap; padding: 2px 8px; }
 footer { display: none !important; }
+/* A trace load changed the Search form (ui.form_notice): hard to miss, one click to undo. */
+#form-note-box { border: 2px solid #f59e0b !important; background: #fffbeb !important; border-radius: 8px; }
+#form-note { padding: 0.4rem 0.6rem; font-size: 0.9rem; }
+#form-note-box, #form-note-box > * { background: #fffbeb !important; }
+#restore-defaults { font-weight: 600; border: 1px solid #d97706; }
+/* Phone width: the Question box on the first screen, the method's name not cut off. */
+@media (max-width: 640px) {
+  #app-header p, #app-header .formula .hint { display: none; }
+  #app-header h1 { font-size: 1.35rem; }
+  #app-header h1 .sub { display: block; margin-left: 0; font-size: 0.9rem; }
+  #app-header .formula { font-size: 0.78rem; padding: 0.3rem 0.5rem; }
+  #kb-method-row { flex-direction: column; }
+  #kb-method-row > * { width: 100%; min-width: 100% !important; }
+  #method input { font-size: 0.8rem !important; }
+}
 """
 
 # Re-binds after every redraw: Plotly.newPlot purges listeners and replaces `gd._ev`.
