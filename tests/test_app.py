@@ -99,7 +99,12 @@ def test_a_streamed_run_yields_several_updates_and_ends_with_an_answer_panel(fin
     _, outputs = finished_run
     assert len(outputs) >= 3, "expected several streamed updates"
     statuses = [o["status"] for o in outputs]
-    assert any(re.search(r"Running\*\* · round \d+ of 2 · \d+ nodes · elapsed", s or "") for s in statuses)
+    assert any(
+        re.search(r"Running\*\* · .+ · round \d+ of 2 · \d+ nodes · elapsed", s or "") for s in statuses
+    )
+    assert all("Fast MCTS" in s for s in statuses if s and s.startswith(("**Running", "**Finished"))), (
+        statuses
+    )
     last = outputs[-1]
     assert last["status"].startswith("**Finished: ")
     node_counts = [len(table_rows(t)) for t in tables(outputs)]
