@@ -212,7 +212,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                         gr.Markdown(LAB_MD, elem_id="lab-help")
                     with gr.Column(scale=3, min_width=320):
                         c["lab_status"] = gr.Markdown(
-                            "Results appear here: the re-scored tree, with the nodes that changed rank ringed.",
+                            "After **Re-score**: what changed, and the tree with the nodes that changed rank ringed.",
                             elem_id="lab-status",
                         )
                         c["rank_changes"] = gr.Markdown(elem_id="rank-changes")
