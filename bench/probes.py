@@ -10,12 +10,17 @@ trace status line. Plus the ones that already held (updates and SERVICE in many
 spellings, LIMIT, local paths as KB spec). Not replayed: the browser-only probes
 (hidden fields, upload size: Gradio's max_file_size), covered by tests/test_security_app.py.
 
+Issue 29 added: spoofed forwarded headers, admits without runs, per-range caps, Stop and
+reconnect (the run queue); the malformed traces that used to crash the loader; markup in
+the trace fields that reached the page (`add_issue_29`). bench/api_probes.py runs a fresh
+round against the live Gradio API.
+
 A probe is *handled* when it ends within its time bound in the clean outcome: one clear
 error of the expected family (QueryRejected, KBError, TraceError, ValueError...), an
 error observation, or a refused field; the app process (this one) stays alive and its
 memory under `RSS_BOUND_MB` above the start. Prints a table and, last,
 
-    RESULT tried=<n> handled=<n> weaknesses=<n>
+    RESULT tried=<n> handled=<n> weaknesses=<n> vulnerabilities=<n>
 
 Usage: .venv/bin/python bench/probes.py
 """
@@ -34,6 +39,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 RSS_BOUND_MB = 500
+# A probe not handled is a weakness (a generic error, a slow answer) unless it is marked a
+# vulnerability: what an attacker gains when it fails (others locked out, markup on the
+# page, a crash of the app, a file or a secret read).
+VULNERABILITY = "vulnerability"
 
 
 def _rss_mb() -> float:
@@ -63,6 +72,7 @@ def _error_observation(tools: object, action: object, words: str = "") -> Callab
 
 
 def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
+    from bench.probes_public import add_issue_29
     from kb.action_parser import parse_action
     from kb.actions import Action, ActionParseError
     from kb.base import KBError, QueryRejected
@@ -76,10 +86,10 @@ def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
     from tests.hostile_server import SECRET, hostile_server
     from ui.public import PublicMode, enforce, escape
 
-    probes: list[tuple[str, str, Callable[[], bool]]] = []
+    probes: list[tuple[str, str, Callable[[], bool], str]] = []
 
-    def add(cause: str, name: str, fn: Callable[[], bool]) -> None:
-        probes.append((cause, name, fn))
+    def add(cause: str, name: str, fn: Callable[[], bool], severity: str = "weakness") -> None:
+        probes.append((cause, name, fn, severity))
 
     # 4. queries that do not stop (real demo KB in its worker, small ceiling)
     kb = EmbeddedKB(DEMO_KB, memory_mb=1024)
@@ -299,7 +309,6 @@ def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
     from ui.session import Session
 
     public_module.MODE = mode
-    public_module.GATE = public_module.RunGate(max_waiting=2, per_visitor=1)
 
     def request(ip: str, session: str) -> object:
         return types.SimpleNamespace(headers={}, client=types.SimpleNamespace(host=ip), session_hash=session)
@@ -312,18 +321,20 @@ def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
         return False
 
     admit = public_module.admitter()
-    admit(Session(), request("9.9.9.1", "p1"))
-    add(
-        "7 resources",
-        "second run from one visitor",
-        lambda: refused(lambda: admit(Session(), request("9.9.9.1", "p2"))),
-    )
-    admit(Session(), request("9.9.9.2", "p3"))
-    add(
-        "7 resources",
-        "queue full: clear refusal",
-        lambda: refused(lambda: admit(Session(), request("9.9.9.3", "p4"))),
-    )
+
+    def second_run() -> bool:  # admits inside the probe: an admit's place lives seconds
+        public_module.GATE = public_module.RunGate(max_waiting=2, per_visitor=1)
+        admit(Session(), request("9.9.9.1", "p1"))
+        return refused(lambda: admit(Session(), request("9.9.9.1", "p2")))
+
+    def queue_full() -> bool:
+        public_module.GATE = public_module.RunGate(max_waiting=2, per_visitor=1)
+        admit(Session(), request("9.9.9.1", "p1"))
+        admit(Session(), request("9.9.9.2", "p3"))
+        return refused(lambda: admit(Session(), request("9.9.9.3", "p4")))
+
+    add("7 resources", "second run from one visitor", second_run)
+    add("7 resources", "queue full: clear refusal", queue_full)
     evil = folder / "evil-meta.json"
     evil_data = json.loads(json.dumps(real))
     evil_data["meta"]["policy_model"] = '<img src="http://attacker.example/x.png">'
@@ -338,7 +349,8 @@ def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
         server_cm.__exit__(None, None, None)
         kb.close()
 
-    probes.append(("", "__close__", lambda: close() or True))
+    add_issue_29(add, folder, real)
+    probes.append(("", "__close__", lambda: close() or True, ""))
     return probes
 
 
@@ -347,7 +359,8 @@ def main() -> None:
     rows: dict[str, list[int]] = {}
     weak: list[str] = []
     random.seed(0)
-    for cause, name, probe in build_probes():
+    vulnerable: list[str] = []
+    for cause, name, probe, severity in build_probes():
         if name == "__close__":
             probe()
             continue
@@ -362,6 +375,8 @@ def main() -> None:
         rows[cause] = [tried + 1, handled + ok]
         if not ok:
             weak.append(f"{cause}: {name}")
+            if severity == VULNERABILITY:
+                vulnerable.append(name)
     print(f"{'root cause':<28} {'tried':>5} {'handled':>7}")
     for cause, (tried, handled) in rows.items():
         print(f"{cause:<28} {tried:>5} {handled:>7}")
@@ -370,7 +385,10 @@ def main() -> None:
     tried = sum(t for t, _ in rows.values())
     handled = sum(h for _, h in rows.values())
     print(f"app RSS grew {_rss_mb() - rss0:.0f} MB")
-    print(f"RESULT tried={tried} handled={handled} weaknesses={tried - handled}")
+    print(
+        f"RESULT tried={tried} handled={handled} weaknesses={tried - handled - len(vulnerable)}"
+        f" vulnerabilities={len(vulnerable)}"
+    )
 
 
 if __name__ == "__main__":
