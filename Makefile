@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: setup demo test lint browser-deps
+.PHONY: setup demo test lint browser-deps virtuoso-deps
 
 setup: $(VENV)/.installed
 
@@ -25,7 +25,17 @@ browser-deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium not found: browser tests will be skipped (apt-get install chromium)"; fi; }
 
-test: setup browser-deps
+# Debian's Virtuoso 7.2 for the real-Virtuoso tests (tests/virtuoso_server.py starts its
+# own on free ports; the package's service is not used).
+virtuoso-deps:
+	@command -v virtuoso-t >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    { apt-cache policy virtuoso-opensource | grep -q 'Candidate: [0-9]' || apt-get update -qq; } && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq virtuoso-opensource >/dev/null \
+	    || echo "virtuoso-opensource could not be installed: Virtuoso tests will be skipped"; \
+	  else echo "virtuoso-t not found: Virtuoso tests will be skipped (apt-get install virtuoso-opensource)"; fi; }
+
+test: setup browser-deps virtuoso-deps
 	$(PY) -m ruff check .
 	$(PY) -m pytest || [ $$? -eq 5 ]  # 5 = no tests collected
 
