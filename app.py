@@ -49,6 +49,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     from ui.theme import ABOUT_MD, HEADER_HTML, LAB_MD
     from ui.wiring import Page
     from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS
+    from viz.answer_rule import NODE_TABLE_GLOSS
 
     GPU = gpu_decorator()  # noqa: N806  (spaces.GPU on ZeroGPU, identity elsewhere)
     config = config or AppConfig()
@@ -184,6 +185,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                             label="Trace of this run (download)", interactive=False, elem_id="trace-file"
                         )
                 with gr.Accordion("All nodes (table: select a row to inspect it)", open=False):
+                    gr.Markdown(NODE_TABLE_GLOSS, elem_id="node-table-gloss")
                     c["table"] = gr.Dataframe(
                         headers=NODE_TABLE_HEADERS, interactive=False, wrap=True, elem_id="node-table",
                         max_height=420, column_widths=NODE_TABLE_WIDTHS,
@@ -309,6 +311,12 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
         note = page.wire(
             form_notice.notice_handler(form_defaults), form=RunInputs, outputs=form_notice.NOTICE_OUTPUTS
         )
+        # Editing the form by hand keeps a shown notice true (and hides it once back at the defaults).
+        refresh = page.wire(
+            form_notice.refresh_handler(form_defaults), form=RunInputs, outputs=form_notice.NOTICE_OUTPUTS
+        )
+        for name in ("method", *SETTINGS_FIELDS):
+            c[name].input(**refresh, api_visibility="private", show_progress="hidden", **cheap)
 
         inspect_out = ["detail", "history", "plot", "node_dd"]
         c["node_dd"].input(

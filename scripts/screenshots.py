@@ -13,7 +13,7 @@ Writes: search-1280.png (a finished example run, the tree under its status line)
 inspector-1280.png (a node inspected beside the answer panel), form-notice-1280.png (the
 Search form after a trace load switched the method), replay-1280.png (a trace replayed
 half-way), lab-1280.png (a re-score with a rule switched off), phone-390.png and
-phone-tree-390.png (the first screen at phone width, and the tree there), and tree.png
+phone-tree-390.png (the first screen at phone width, and the tree there after a run), and tree.png
 (the tree of the finished example run alone).
 """
 
@@ -150,6 +150,8 @@ def shoot(url: str, out: Path, with_model: bool) -> None:
         time.sleep(0.5)
         save_small(phone.screenshot(), out / "phone-390.png")
         run_example(phone)
+        phone.evaluate("() => document.getElementById('tree-plot').scrollIntoView({block: 'start'})")
+        time.sleep(0.5)
         save_small(phone.screenshot(), out / "phone-tree-390.png")
         phone.close()
         browser.close()

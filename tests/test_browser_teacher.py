@@ -254,7 +254,7 @@ def test_phone_width_shows_the_question_first_and_the_whole_method_name(url, bro
     page.close()
 
 
-def test_the_inspector_glosses_uct_wn_and_the_prior(url, browser) -> None:
+def test_the_inspector_and_the_node_table_gloss_uct_wn_and_the_prior(url, browser) -> None:
     from playwright.sync_api import expect
 
     page = open_page(browser, url)
@@ -271,4 +271,7 @@ def test_the_inspector_glosses_uct_wn_and_the_prior(url, browser) -> None:
     expect(detail).to_contain_text("UCT = W/N + c")
     expect(detail).to_contain_text("W/N: the node's mean value")
     expect(detail).to_contain_text("prior P (PUCT only)")
+    page.get_by_text("All nodes (table: select a row to inspect it)").click()
+    expect(page.locator("#node-table-gloss")).to_contain_text("W/N mean value")
+    expect(page.locator("#node-table-gloss")).to_contain_text("UCT = W/N + c")
     page.close()

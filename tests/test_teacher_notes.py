@@ -11,7 +11,7 @@ from mcts.search.presets import preset_settings
 from mcts.search.protocols import DEFAULT_IG_PROMPT
 from mcts.search.settings import SearchSettings, VoteMode
 from tests.toy_world import BAD, EMPTY, GOOD, ROOT_MENU, ToyPolicy, toy_world
-from ui.form_notice import FormDefaults, differences, notice_handler, restore_handler
+from ui.form_notice import FormDefaults, differences, notice_handler, refresh_handler, restore_handler
 from ui.forms import RunInputs, form_values
 from ui.labels import run_label
 from ui.session import Session
@@ -106,3 +106,11 @@ def test_a_trace_with_the_default_settings_shows_no_notice() -> None:
     assert differences(form_of(preset_settings("small"), rules=[]), DEFAULTS) == [
         "cleaning rules (lab tab) none"
     ]
+
+
+def test_editing_the_form_back_by_hand_hides_the_notice_and_never_shows_a_hidden_one() -> None:
+    refresh = refresh_handler(DEFAULTS)
+    back = refresh(Session(), form_of(preset_settings("small")))
+    assert back["form_note_box"]["visible"] is False
+    edited = refresh(Session(), form_of(preset_settings("small", "beam")))
+    assert "Beam search by IG" in edited["form_note"] and "form_note_box" not in edited

@@ -93,6 +93,20 @@ def notice_handler(defaults: FormDefaults) -> Callable[[Session, RunInputs], dic
     return notice
 
 
+def refresh_handler(defaults: FormDefaults) -> Callable[[Session, RunInputs], dict[str, Any]]:
+    """The form was edited by hand: a shown notice lists what now differs and goes once
+    nothing does; a hidden one stays hidden (the edit is the user's own)."""
+    show = notice_handler(defaults)
+
+    def refresh(session: Session, form: RunInputs) -> dict[str, Any]:
+        update = show(session, form)
+        if update["form_note"]:
+            return {"form_note": update["form_note"]}
+        return update
+
+    return refresh
+
+
 def restore_handler(defaults: FormDefaults) -> Callable[[Session], dict[str, Any]]:
     """The notice's button: the defaults back in the form (not the question or the KB)."""
 

@@ -120,7 +120,10 @@ def _run(
         **_cleared_answer(),
     }
     if not is_warm(form, settings.method):
-        yield {"status": "**Loading** the knowledge base and models (first run only; about 20 s on a CPU)…"}
+        yield {
+            "status": f"**Loading** the knowledge base and models for {run_label(settings)} "
+            "(first run only; about 20 s on a CPU)…"
+        }
     try:
         world = get_world(form, settings.method)
     except Exception as exc:  # bad KB spec, unreachable endpoint, model that will not load

@@ -54,6 +54,15 @@ INSPECTOR_GLOSSES = (
 )
 
 
+# Above the node table: its columns in a line.
+NODE_TABLE_GLOSS = (
+    "<small>**N** visits · **W/N** mean value (rewards backed up through the node over its visits) · "
+    "**r** IG reward of the step (α/2 = neutral) · **PPL(H')**, **PPL(H',Q)** perplexity of the cleaned "
+    "history without and with the question · **UCT** = W/N + c·√(ln N_parent / N), the selection score "
+    "(empty: not visited yet, taken first).</small>"
+)
+
+
 def rule_name(mode: VoteMode | str) -> str:
     """The rule's short name ("likeliest branch")."""
     return ANSWER_RULES[VoteMode(mode)].split(":", 1)[0]
