@@ -377,7 +377,9 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
         for name in ("question", "kb_spec", "method_a", *SETTINGS_FIELDS):
             c[name].change(**info, api_visibility="private", show_progress="hidden", **cheap)
         demo.load(**info, api_visibility="private", **cheap)
-    demo.queue(max_size=config.queue_size, default_concurrency_limit=1)
+    # Public mode: no REST route around the queue (Gradio opens them off Spaces), so every
+    # run waits its turn in the one model slot and the run gate sees it.
+    demo.queue(max_size=config.queue_size, default_concurrency_limit=1, api_open=not public.MODE.enabled)
     public.watch_queue(demo)  # a waiting place lives while its run is in this queue
     return demo
 

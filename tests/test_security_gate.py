@@ -48,7 +48,9 @@ def test_on_spaces_the_hop_the_platform_appended_counts_not_the_first() -> None:
 
 def test_two_proxies_and_a_peer_allow_list() -> None:
     trust = ProxyTrust.from_env({"TRUSTED_PROXY_HOPS": "2", "TRUSTED_PROXIES": "10.0.0.0/8"})
-    assert client_address(_request("10.1.1.1", "s", "6.6.6.6, 198.51.100.4, 10.2.2.2"), trust) == "198.51.100.4"
+    assert (
+        client_address(_request("10.1.1.1", "s", "6.6.6.6, 198.51.100.4, 10.2.2.2"), trust) == "198.51.100.4"
+    )
     assert client_address(_request("10.1.1.1", "s", "198.51.100.4"), trust) == "10.1.1.1"  # too few hops
     # A peer outside the proxies' network is a client talking to the app directly.
     assert client_address(_request("203.0.113.9", "s", "1.2.3.4, 5.6.7.8"), trust) == "203.0.113.9"
@@ -146,3 +148,49 @@ def test_stop_frees_the_waiting_place_and_a_reconnect_gets_in(monkeypatch: pytes
     public.release(ticket)
     assert public.GATE.counts() == (0, 0)
     assert "Starting" in public.admitter()(Session(), _request("198.51.100.1", "tab-3"))["status"]
+
+
+def test_places_left_behind_are_gone_without_another_admit() -> None:
+    gate = RunGate(max_waiting=8, per_visitor=1, admit_s=0.1)
+    for i in range(3):
+        gate.enter(_visitor(f"198.51.{i}.1", f"s{i}"))
+    time.sleep(0.2)
+    assert gate.counts() == (0, 0)
+
+
+def test_a_question_that_is_not_valid_unicode_is_refused_in_one_line() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Form:
+        question: str = "why \ud800?"
+        ig_prompt: str = "p"
+
+    with pytest.raises(ValueError, match="question holds a character that is not valid Unicode"):
+        public.enforce(Form(), public.PublicMode.from_env({"PUBLIC_DEMO": "1"}))
+    with pytest.raises(ValueError, match="IG prompt holds"):
+        public.enforce(Form(question="q", ig_prompt="\udfff"), public.PublicMode.from_env({}))
+
+
+def test_public_mode_closes_the_rest_routes_around_the_queue(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off Spaces Gradio opens POST /gradio_api/run/<name>, which runs an event outside the
+    queue: past the one model slot and the run gate."""
+    pytest.importorskip("gradio")
+    import http.client
+    import json
+    from urllib.parse import urlsplit
+
+    import app
+
+    monkeypatch.setattr(public, "MODE", public.PublicMode.from_env({"PUBLIC_DEMO": "1"}))
+    demo = app.build_app()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    try:
+        url = urlsplit(demo.local_url)
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+        conn.request(
+            "POST", "/gradio_api/run/stop", json.dumps({"data": [None]}), {"Content-Type": "application/json"}
+        )
+        assert conn.getresponse().status == 404
+    finally:
+        demo.close()

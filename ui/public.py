@@ -114,6 +114,11 @@ def enforce(form: F, mode: PublicMode) -> F:
             f"The question is too long ({len(question):,} characters; at most {limits.max_question_chars:,})."
         )
     prompt = str(getattr(form, "ig_prompt", "") or "")
+    for what, text in (("question", question), ("IG prompt", prompt)):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: no page, file or model can carry it
+            raise ValueError(f"The {what} holds a character that is not valid Unicode.") from None
     if len(prompt) > limits.max_ig_prompt_chars:
         raise ValueError(
             f"The IG prompt is too long ({len(prompt):,} characters; at most {limits.max_ig_prompt_chars:,})."

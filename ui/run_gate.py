@@ -76,7 +76,7 @@ class RunGate:
             self.queued = None
             return None
 
-    def _prune(self, now: float, visitor: Visitor, starting: bool) -> None:
+    def _prune(self, now: float, visitor: Visitor | None = None, starting: bool = False) -> None:
         """Drop waiting places that no run will claim: expired ones, this session's older
         one (a second click), and when a run of `visitor` starts, the visitor's others
         that have no queued run (an admit left behind by a closed tab or an API caller)."""
@@ -86,8 +86,10 @@ class RunGate:
                 continue
             is_queued = queued is not None and place.visitor.session in queued
             expired = now - place.since > self.admit_s and not is_queued
-            same_session = place.visitor.session == visitor.session
-            left_behind = starting and place.visitor.key == visitor.key and not is_queued
+            same_session = visitor is not None and place.visitor.session == visitor.session
+            left_behind = (
+                starting and visitor is not None and place.visitor.key == visitor.key and not is_queued
+            )
             if expired or same_session or left_behind:
                 del self._places[ticket]
 
@@ -129,6 +131,7 @@ class RunGate:
     def ahead(self, ticket: int) -> int:
         """Runs before this one: those running plus those admitted earlier."""
         with self._lock:
+            self._prune(time.monotonic())
             return sum(p.started or t < ticket for t, p in self._places.items() if t != ticket)
 
     def start(self, ticket: int) -> bool:
@@ -154,6 +157,7 @@ class RunGate:
     def counts(self) -> tuple[int, int]:
         """(waiting, running) places now."""
         with self._lock:
+            self._prune(time.monotonic())
             running = sum(p.started for p in self._places.values())
             return len(self._places) - running, running
 

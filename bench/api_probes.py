@@ -1,0 +1,418 @@
+"""A fresh adversarial round against the live Gradio API in public mode (issue 29).
+
+Starts the real app (`app.build_app`) with `PUBLIC_DEMO=1` on 127.0.0.1 on a free port,
+in this process, and talks to it over HTTP as an attacker would: the queue protocol
+(`/gradio_api/queue/join` + the event stream, private events by `fn_index`), the direct
+REST routes, uploads and file routes; never through the page. A run gets the toy world
+of tests/toy_world.py (a slow policy, so runs overlap) instead of a language model; the
+re-scoring endpoint is left out (it would load the scorer). Every request loop is
+bounded; the server is closed at the end.
+
+A probe is handled when the app answers it cleanly (a refusal or a clear message, no
+generic "upstream app has raised an exception", no markup, no file content) and stays
+up. A failed probe is a vulnerability when it gains the attacker something (others
+locked out, the queue bypassed, markup on the page, a file read), else a weakness.
+Prints a table and, last,
+
+    RESULT tried=<n> handled=<n> weaknesses=<n> vulnerabilities=<n>
+
+Usage: .venv/bin/python bench/api_probes.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ["PUBLIC_DEMO"] = "1"  # before ui.public is imported: the app's mode is read once
+for name in ("SPACE_ID", "SPACE_HOST", "SPACE_REPO_NAME", "TRUSTED_PROXY_HOPS", "TRUSTED_PROXIES"):
+    os.environ.pop(name, None)
+VULNERABILITY, WEAKNESS = "vulnerability", "weakness"
+INJECTED = re.compile(r"<\s*[a-z][^>]*data-inj", re.I)
+FENCED = re.compile(r"^(`{3,})[^\n]*\n.*?\n\1$", re.M | re.S)
+RENDERED = ("markdown", "html", "plot")
+GENERIC = "upstream"  # Gradio's line for an exception that is not a gr.Error
+
+
+class Api:
+    """The queue protocol and the REST routes of one running app, over plain HTTP."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.config = self.get_json("/config")
+        self.components = {c["id"]: c for c in self.config["components"]}
+        self.deps = self.config["dependencies"]
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
+                timeout: float = 30.0) -> tuple[int, bytes]:  # fmt: skip
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            reply = conn.getresponse()
+            return reply.status, reply.read(2_000_000)
+        finally:
+            conn.close()
+
+    def get_json(self, path: str) -> Any:
+        status, body = self.request("GET", path)
+        assert status == 200, (path, status)
+        return json.loads(body)
+
+    def alive(self) -> bool:
+        try:
+            return self.request("GET", "/config", timeout=10)[0] == 200
+        except OSError:
+            return False
+
+    def fn(self, api_name: str) -> int:
+        return next(i for i, d in enumerate(self.deps) if d.get("api_name") == api_name)
+
+    def admit_fn(self, before: str = "run") -> int:
+        """The private admit event chained before `before` (the page's first step of a run)."""
+        return self.fn(before) - 1
+
+    def defaults(self, fn_index: int, **values: Any) -> list[Any]:
+        """Data for `fn_index`: each input component's value on the page, or `values` by elem_id/label."""
+        out = []
+        for cid in self.deps[fn_index]["inputs"]:
+            comp = self.components[cid]
+            props = comp["props"]
+            key = props.get("elem_id") or props.get("label")
+            out.append(values.get(str(key), None if comp["type"] == "state" else props.get("value")))
+        return out
+
+    def call(self, fn_index: int, data: list[Any], *, session: str | None = None,
+             headers: dict[str, str] | None = None, timeout: float = 60.0) -> dict[str, Any]:  # fmt: skip
+        """Join the queue and read the event stream to the end: {"success", "output" | "error", "join"}."""
+        session = session or uuid.uuid4().hex[:10]
+        body = json.dumps({"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None,
+                           "trigger_id": None}).encode()  # fmt: skip
+        status, reply = self.request("POST", "/gradio_api/queue/join", body,
+                                     {"Content-Type": "application/json", **(headers or {})})  # fmt: skip
+        if status != 200:
+            return {"success": False, "join": status, "error": reply[:200].decode(errors="replace")}
+        event_id = json.loads(reply).get("event_id")
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        try:
+            conn.request("GET", f"/gradio_api/queue/data?session_hash={session}", headers=headers or {})
+            stream = conn.getresponse()
+            deadline = time.monotonic() + timeout
+            last: dict[str, Any] = {}
+            while time.monotonic() < deadline:
+                line = stream.readline()
+                if not line:
+                    break
+                if not line.startswith(b"data:"):
+                    continue
+                msg = json.loads(line[5:])
+                if msg.get("event_id") not in (None, event_id):
+                    continue
+                if msg.get("msg") == "process_generating":
+                    last = msg.get("output") or last
+                if msg.get("msg") == "process_completed":
+                    output = msg.get("output") or {}
+                    data = output.get("data") or last.get("data") or []
+                    kinds = [self.components[c]["type"] for c in self.deps[fn_index]["outputs"]]
+                    # Only Markdown, HTML and plots render markup; text boxes and table cells show text.
+                    shown = [d for d, kind in zip(data, kinds, strict=False) if kind in RENDERED]
+                    return {"success": msg.get("success"), "output": data, "rendered": shown,
+                            "error": output.get("error"), "join": 200}  # fmt: skip
+            return {"success": False, "join": 200, "error": "no end of stream"}
+        finally:
+            conn.close()
+
+    def upload(self, path: Path) -> dict[str, Any] | None:
+        boundary = uuid.uuid4().hex
+        body = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{path.name}"\r\n'
+                "Content-Type: application/json\r\n\r\n"
+            ).encode()
+            + path.read_bytes()
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
+        status, reply = self.request("POST", "/gradio_api/upload", body,
+                                     {"Content-Type": f"multipart/form-data; boundary={boundary}"})  # fmt: skip
+        if status != 200:
+            return None
+        return {"path": json.loads(reply)[0], "orig_name": path.name, "meta": {"_type": "gradio.FileData"}}
+
+
+def _texts(output: Any) -> list[str]:
+    """Every string in an event's output (Markdown and HTML panels, status lines)."""
+    if isinstance(output, str):
+        return [output]
+    if isinstance(output, list):
+        return [t for item in output for t in _texts(item)]
+    if isinstance(output, dict):
+        return [t for v in output.values() for t in _texts(v)]
+    return []
+
+
+def _clean(reply: dict[str, Any]) -> bool:
+    """Answered without a generic exception and without markup."""
+    error = str(reply.get("error") or "")
+    if reply.get("success") is False and (not error or GENERIC in error.lower()):
+        return False
+    return not any(INJECTED.search(FENCED.sub("", t)) for t in _texts(reply.get("rendered")))
+
+
+def _status_of(reply: dict[str, Any]) -> str:
+    return " ".join(t for t in _texts(reply.get("output")) if "**" in t)[:2000] + str(
+        reply.get("error") or ""
+    )
+
+
+def _slow_toy_world(call_s: float = 0.3) -> tuple[Callable[..., Any], list[int]]:
+    from mcts.search.run_meta import RunMeta
+    from tests import toy_world
+
+    running = [0, 0]  # runs in a model call now, the most at once
+
+    class World:
+        def __init__(self) -> None:
+            self.policy, self.scorer, self.tools = toy_world.toy_world()
+            self.meta = RunMeta(kb_spec="demo", policy_model="toy", scorer_model="toy")
+            propose = self.policy.propose
+
+            def slow(*args: Any, **kwargs: Any) -> Any:
+                running[0] += 1
+                running[1] = max(running)
+                try:
+                    time.sleep(call_s)
+                    return propose(*args, **kwargs)
+                finally:
+                    running[0] -= 1
+
+            self.policy.propose = slow  # type: ignore[method-assign]
+
+    return (lambda form, method: World()), running
+
+
+def build_probes(
+    api: Api, folder: Path, running: list[int]
+) -> list[tuple[str, str, str, Callable[[], bool]]]:
+    from bench.probes_public import ISSUE_TRACES
+    from tests import toy_world
+    from tests.markup_trace import write_markup_trace
+    from ui import public
+    from ui.run_gate import ADMIT_S
+
+    probes: list[tuple[str, str, str, Callable[[], bool]]] = []
+
+    def add(cause: str, name: str, fn: Callable[[], bool], severity: str = WEAKNESS) -> None:
+        probes.append((cause, name, severity, fn))
+
+    admit, run, stop = api.admit_fn("run"), api.fn("run"), api.fn("stop")
+    run_data = api.defaults(
+        run, **{"question": toy_world.QUESTION, "rounds": 2, "k candidates": 2, "seed": 0}
+    )
+
+    def admitted(reply: dict[str, Any]) -> bool:
+        return bool(reply.get("success"))
+
+    # ---- the run queue
+    def spoofed_admits() -> bool:
+        replies = [api.call(admit, [None], headers={"X-Forwarded-For": f"10.9.8.{i}"}) for i in range(8)]
+        return sum(map(admitted, replies)) <= 1 and public.GATE.counts()[0] <= 1
+
+    def next_run_after_abandoned_admits() -> bool:
+        reply = api.call(run, run_data, timeout=60)
+        return "Finished" in _status_of(reply)
+
+    def admit_flood() -> bool:
+        replies = [api.call(admit, [None], headers={"X-Forwarded-For": f"1.2.{i}.3"}) for i in range(40)]
+        time.sleep(ADMIT_S + 1.0)
+        return sum(map(admitted, replies)) <= 1 and public.GATE.counts() == (0, 0)
+
+    def stop_and_reconnect() -> bool:
+        first = api.call(admit, [None], session="tab-one")
+        api.call(stop, [None], session="tab-one")
+        second = api.call(admit, [None], session="tab-two")
+        time.sleep(ADMIT_S + 1.0)  # leave the gate empty for the next probe
+        return admitted(first) and admitted(second)
+
+    def direct_route_skips_the_queue() -> bool:
+        body = json.dumps({"data": run_data}).encode()
+        status, _ = api.request("POST", "/gradio_api/run/run", body, {"Content-Type": "application/json"})
+        return status in (403, 404, 405)
+
+    def overlapping_runs() -> bool:  # two clients' runs at once: the model runs one at a time
+        running[1] = 0
+        threads = [threading.Thread(target=api.call, args=(run, run_data), kwargs={"timeout": 90})
+                   for _ in range(2)]  # fmt: skip
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(100)
+        return running[1] <= 1
+
+    add("queue", "8 admits with made-up X-Forwarded-For", spoofed_admits, VULNERABILITY)
+    add("queue", "a run right after 8 abandoned admits", next_run_after_abandoned_admits, VULNERABILITY)
+    add("queue", "40 admits, none run: places freed", admit_flood, VULNERABILITY)
+    add("queue", "Stop, then reconnect", stop_and_reconnect, VULNERABILITY)
+    add("queue", "POST /run/run outside the queue", direct_route_skips_the_queue, VULNERABILITY)
+    add("queue", "two runs never share the model", overlapping_runs, VULNERABILITY)
+
+    # ---- run fields as a client sends them
+    for name, values in {
+        "question of 501 characters": {"question": "x" * 501},
+        "lone surrogate in the question": {"question": "why \ud800?"},
+        "markup question": {"question": '<form data-inj="1"><input type=password data-inj="1"></form>'},
+        "KB /etc/passwd": {"Knowledge base": "/etc/passwd"},
+        "seed 10**100": {"seed": 10**100},
+        "rounds 10**9": {"rounds": 10**9},
+        "method warp": {"method": "warp"},
+        "IG prompt of 1 MB": {"IG prompt (between the history and the question)": "x" * 1_000_000},
+    }.items():
+        data = api.defaults(
+            run, **{"question": toy_world.QUESTION, "rounds": 2, "k candidates": 2, "seed": 0, **values}
+        )
+        add("run fields", name, lambda d=data: _clean(api.call(run, d, timeout=60)))
+
+    # ---- uploaded traces
+    load = api.fn("load_trace")
+    real = json.loads((REPO / "examples" / "traces" / "fast-obama.json").read_text())
+    step = next(i for i, n in enumerate(real["nodes"]) if n["step"] and n["step"]["action"])
+    event = next(i for i, e in enumerate(real["events"]) if e["kind"] == "values_backed_up")
+
+    def upload_case(path: str, value: Any) -> Path:
+        data = json.loads(json.dumps(real))
+        path = path.replace("STEP", f"nodes.{step}.step").replace("PATH_EVENT", f"events.{event}")
+        *head, last = path.split(".")
+        target: Any = data
+        for part in head:
+            target = target[int(part)] if part.isdigit() else target[part]
+        target[int(last) if last.isdigit() else last] = value
+        out = folder / f"api-{len(probes)}.json"
+        out.write_text(json.dumps(data))
+        return out
+
+    def loads_clearly(path: Path) -> bool:
+        file = api.upload(path)
+        reply = api.call(load, [None, file]) if file else {}
+        return _clean(reply) and "not a valid trace" in _status_of(reply)
+
+    for name, path, value in ISSUE_TRACES:
+        case = upload_case(path, value)
+        add("uploaded traces", name, lambda p=case: loads_clearly(p))
+
+    def markup_trace() -> bool:
+        file = api.upload(write_markup_trace(folder))
+        reply = api.call(load, [None, file]) if file else {}
+        return "Loaded a trace" in _status_of(reply) and _clean(reply)
+
+    add("markup", "markup in every free-text field", markup_trace, VULNERABILITY)
+
+    def oversized() -> bool:
+        big = folder / "big.json"
+        big.write_bytes(b" " * (public.MODE.limits.max_upload_bytes + 1))
+        return api.upload(big) is None
+
+    add("uploaded traces", "upload over the size limit", oversized)
+
+    # ---- the other public endpoints
+    inspect, replay, example = api.fn("inspect"), api.fn("replay"), api.fn("load_example_trace")
+    session = "inspector-session"
+    api.call(example, [None, "fast-obama.json"], session=session)
+    for value in ('<img data-inj="1" src=x>', "1e309", "-1", "nan", "9" * 5000, [], {"a": 1}):
+        add(
+            "inspect",
+            f"node {str(value)[:20]}",
+            lambda v=value: _clean(api.call(inspect, [None, v], session=session)),
+        )
+    for value in (-5, 1e308, "abc", None, 10**400):
+        add(
+            "replay",
+            f"round {str(value)[:20]}",
+            lambda v=value: _clean(api.call(replay, [None, v], session=session)),
+        )
+    for name in ("../../../etc/passwd", "/etc/passwd", "manifest.json", "%2e%2e%2fREADME.md"):
+        add("example traces", name, lambda n=name: _clean(r := api.call(example, [None, n])) and "root:" not in str(r),
+            VULNERABILITY)  # fmt: skip
+    trace_dir = Path(tempfile.gettempdir()) / "mcts-kbqa-traces"
+    for target in ("/etc/passwd", quote("../../../../etc/passwd", safe=""), "/proc/self/environ",
+                   quote(quote("/etc/passwd", safe=""), safe=""), str(next(trace_dir.rglob("*.json"), trace_dir))):  # fmt: skip
+
+        def no_file(t: str = target) -> bool:
+            status, body = api.request("GET", f"/gradio_api/file={t}")
+            return status != 200 or (b"root:" not in body and b"PATH=" not in body and b'"nodes"' not in body)
+
+        add("file routes", target[:40], no_file, VULNERABILITY)
+
+    # ---- floods (bounded)
+    def inspect_flood() -> bool:
+        started = time.monotonic()
+        replies = [api.call(inspect, [None, i % 12], session=session) for i in range(60)]
+        return all(r.get("success") for r in replies) and (time.monotonic() - started) / 60 < 1.0
+
+    def big_body() -> bool:
+        body = json.dumps({"data": ["x" * 5_000_000], "fn_index": inspect, "session_hash": "big"}).encode()
+        with contextlib.suppress(OSError):
+            api.request("POST", "/gradio_api/queue/join", body, {"Content-Type": "application/json"})
+        return api.alive()
+
+    add("floods", "60 inspect calls in a row", inspect_flood)
+    add("floods", "5 MB request body", big_body)
+    return probes
+
+
+def main() -> None:
+    import app
+    from ui import handlers
+
+    world, running = _slow_toy_world()
+    handlers.get_world = world  # the run's model is the toy world: no language model loads
+    demo = app.build_app()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
+                **app.launch_kwargs())  # fmt: skip
+    rows: dict[str, list[int]] = {}
+    failed: list[tuple[str, str, str]] = []
+    try:
+        api = Api(demo.local_url)
+        folder = Path(tempfile.mkdtemp(prefix="api-probes-"))
+        only = sys.argv[1] if len(sys.argv) > 1 else ""  # run the probes whose name holds this
+        for cause, name, severity, probe in build_probes(api, folder, running):
+            if only not in f"{cause}: {name}":
+                continue
+            try:
+                ok = bool(probe())
+            except Exception as exc:  # noqa: BLE001 - a probe that breaks is not handled
+                ok, name = False, f"{name} ({type(exc).__name__}: {str(exc)[:60]})"
+            ok = ok and api.alive()
+            tried, handled = rows.setdefault(cause, [0, 0])
+            rows[cause] = [tried + 1, handled + ok]
+            if not ok:
+                failed.append((cause, name, severity))
+    finally:
+        demo.close()
+    print(f"{'probe group':<20} {'tried':>5} {'handled':>7}")
+    for cause, (tried, handled) in rows.items():
+        print(f"{cause:<20} {tried:>5} {handled:>7}")
+    for cause, name, severity in failed:
+        print(f"NOT HANDLED ({severity}) {cause}: {name}")
+    tried = sum(t for t, _ in rows.values())
+    handled = sum(h for _, h in rows.values())
+    vulns = sum(s == VULNERABILITY for *_, s in failed)
+    print(
+        f"RESULT tried={tried} handled={handled} weaknesses={tried - handled - vulns} vulnerabilities={vulns}"
+    )
+
+
+if __name__ == "__main__":
+    main()
