@@ -44,9 +44,9 @@ from mcts.evaluation.runner import (
     failed_row,
     pending_pairs,
     results_path,
-    write_manifest,
     save_pair_trace,
     score_pair,
+    write_manifest,
 )
 from mcts.search.settings import Method, SearchSettings
 

@@ -30,9 +30,7 @@ SPLIT_PARTS = ("train", "choose", "test")
 
 _SEED = re.compile(r"WebQ(?:Trn|Test)-\d+")
 _WEBQUESTIONS_TEST = re.compile(r"webquestions:(\d+)")
-FAMILY_RULE = (
-    "the WebQTrn-N / WebQTest-N part of the id; webquestions:N is WebQTest-N; other ids have none"
-)
+FAMILY_RULE = "the WebQTrn-N / WebQTest-N part of the id; webquestions:N is WebQTest-N; other ids have none"
 
 
 def family_of(question_id: str) -> str:
