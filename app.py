@@ -278,18 +278,20 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
         main = (*MAIN_OUTPUTS, "stop_btn", "examples_box")
         replay_out = (*replay.REPLAY_OUTPUTS, "stop_btn")
         models = {"concurrency_id": "models", "concurrency_limit": 1}
+        # A run takes its place in the run gate as it joins the queue, whoever calls it.
+        runs = {**models, "validator": public.run_validator()}
         cheap = {"concurrency_limit": None}
         run = page.wire(handlers.run, form=RunInputs, outputs=main, decorate=GPU)
         # A cheap first step takes a place in the run queue ("N ahead of you") or refuses.
         admit = {**page.wire(public.admitter(), outputs=["status"]), "api_visibility": "private", **cheap}
-        run_event = c["run_btn"].click(**admit).success(**run, api_name="run", **models)
+        run_event = c["run_btn"].click(**admit).success(**run, api_name="run", **runs)
         c["run_btn"].click(None, js=SCROLL_TO_STATUS_JS)
         fresh_event = c["fresh_btn"].click(**admit).success(
-            **page.wire(handlers.run_fresh, form=RunInputs, outputs=main, decorate=GPU), api_name="fresh_run", **models
+            **page.wire(handlers.run_fresh, form=RunInputs, outputs=main, decorate=GPU), api_name="fresh_run", **runs
         )  # fmt: skip
         c["fresh_btn"].click(None, js=SCROLL_TO_STATUS_JS)
         c["question"].submit(None, js=SCROLL_TO_STATUS_JS)
-        submit_event = c["question"].submit(**admit).success(**run, api_visibility="private", **models)
+        submit_event = c["question"].submit(**admit).success(**run, api_visibility="private", **runs)
         sync = page.wire(replay.sync_replay, outputs=replay_out)
         for event, name in ((run_event, "sync_replay"), (fresh_event, None), (submit_event, None)):
             event.then(**sync, api_name=name, api_visibility="public" if name else "private", **cheap)
@@ -368,7 +370,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
             **page.wire(public.admitter("compare_status"), outputs=["compare_status"]), api_visibility="private", **cheap
         ).success(
             **page.wire(handlers.compare, form=CompareInputs, outputs=compare_out, decorate=GPU),
-            api_name="compare", **models,
+            api_name="compare", **runs,
         )  # fmt: skip
         c["compare_stop"].click(
             **page.wire(handlers.stop_compare, outputs=["compare_status"]), api_visibility="private", **cheap

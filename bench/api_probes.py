@@ -38,9 +38,6 @@ from urllib.parse import quote, urlsplit
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-os.environ["PUBLIC_DEMO"] = "1"  # before ui.public is imported: the app's mode is read once
-for name in ("SPACE_ID", "SPACE_HOST", "SPACE_REPO_NAME", "TRUSTED_PROXY_HOPS", "TRUSTED_PROXIES"):
-    os.environ.pop(name, None)
 VULNERABILITY, WEAKNESS = "vulnerability", "weakness"
 INJECTED = re.compile(r"<\s*[a-z][^>]*data-inj", re.I)
 FENCED = re.compile(r"^(`{3,})[^\n]*\n.*?\n\1$", re.M | re.S)
@@ -218,7 +215,7 @@ def build_probes(
     def add(cause: str, name: str, fn: Callable[[], bool], severity: str = WEAKNESS) -> None:
         probes.append((cause, name, severity, fn))
 
-    admit, run, stop = api.admit_fn("run"), api.fn("run"), api.fn("stop")
+    admit, run, stop, inspect = api.admit_fn("run"), api.fn("run"), api.fn("stop"), api.fn("inspect")
     run_data = api.defaults(
         run, **{"question": toy_world.QUESTION, "rounds": 2, "k candidates": 2, "seed": 0}
     )
@@ -262,7 +259,23 @@ def build_probes(
             t.join(100)
         return running[1] <= 1
 
+    def runs_joined_without_admit() -> bool:
+        """Run events joined straight into the queue (no admit): one client must not fill
+        Gradio's queue (16 events) and lock every other event out."""
+        replies: list[dict[str, Any]] = []
+        threads = [threading.Thread(target=lambda: replies.append(api.call(run, run_data, timeout=120)))
+                   for _ in range(16)]  # fmt: skip
+        for t in threads:
+            t.start()
+        time.sleep(2.0)
+        other = api.call(api.fn("load_example_trace"), [None, "fast-obama.json"], session="bystander")
+        for t in threads:
+            t.join(130)
+        ran = sum("Finished" in _status_of(r) for r in replies)
+        return bool(other.get("success")) and ran <= 2
+
     add("queue", "8 admits with made-up X-Forwarded-For", spoofed_admits, VULNERABILITY)
+    add("queue", "16 runs joined without an admit", runs_joined_without_admit, VULNERABILITY)
     add("queue", "a run right after 8 abandoned admits", next_run_after_abandoned_admits, VULNERABILITY)
     add("queue", "40 admits, none run: places freed", admit_flood, VULNERABILITY)
     add("queue", "Stop, then reconnect", stop_and_reconnect, VULNERABILITY)
@@ -327,7 +340,7 @@ def build_probes(
     add("uploaded traces", "upload over the size limit", oversized)
 
     # ---- the other public endpoints
-    inspect, replay, example = api.fn("inspect"), api.fn("replay"), api.fn("load_example_trace")
+    replay, example = api.fn("replay"), api.fn("load_example_trace")
     session = "inspector-session"
     api.call(example, [None, "fast-obama.json"], session=session)
     for value in ('<img data-inj="1" src=x>', "1e309", "-1", "nan", "9" * 5000, [], {"a": 1}):
@@ -372,7 +385,17 @@ def build_probes(
     return probes
 
 
+def _environment() -> None:
+    """Public mode, read by ui.public at its import (so before `import app`), and a run
+    cache of its own: toy runs must not be replayed later as the model's."""
+    os.environ["PUBLIC_DEMO"] = "1"
+    os.environ["MCTS_KBQA_RUN_CACHE"] = tempfile.mkdtemp(prefix="api-probes-cache-")
+    for name in ("SPACE_ID", "SPACE_HOST", "SPACE_REPO_NAME", "TRUSTED_PROXY_HOPS", "TRUSTED_PROXIES"):
+        os.environ.pop(name, None)
+
+
 def main() -> None:
+    _environment()
     import app
     from ui import handlers
 

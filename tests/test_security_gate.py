@@ -128,6 +128,9 @@ def test_an_abandoned_admit_does_not_block_the_same_visitors_next_run() -> None:
     assert gate.counts() == (0, 1)
     gate.leave(ticket)
     assert gate.counts() == (0, 0)
+    gate.enter(_visitor("198.51.100.1", "closed-tab"))
+    gate.hold(_visitor("198.51.100.1", "api-tab"))  # a run joining the queue over the API
+    assert gate.counts() == (1, 0)
 
 
 def test_stop_frees_the_waiting_place_and_a_reconnect_gets_in(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -192,5 +195,53 @@ def test_public_mode_closes_the_rest_routes_around_the_queue(monkeypatch: pytest
             "POST", "/gradio_api/run/stop", json.dumps({"data": [None]}), {"Content-Type": "application/json"}
         )
         assert conn.getresponse().status == 404
+    finally:
+        demo.close()
+
+
+def test_a_run_joining_the_queue_takes_its_place_or_is_refused_at_the_door() -> None:
+    gate = RunGate(max_waiting=8, per_visitor=1, admit_s=0.05)
+    admitted = gate.enter(_visitor("198.51.100.1", "tab"))
+    assert gate.hold(_visitor("198.51.100.1", "tab")) == admitted  # the page: admit, then the run joins
+    with pytest.raises(Busy, match="already have a run"):
+        gate.hold(_visitor("198.51.100.1", "api-caller"))  # a second run joined straight over the API
+    time.sleep(0.1)  # no queue reader: a queued place outlives the admit window
+    assert gate.counts() == (1, 0)
+    assert gate.claim(_visitor("198.51.100.1", "tab")) == admitted
+
+
+def test_runs_joined_over_the_api_without_the_admit_cannot_fill_the_queue(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The live app: six runs joined at once from one client, none through the page's admit."""
+    pytest.importorskip("gradio")
+    import threading
+
+    import app
+    from bench.api_probes import Api, _slow_toy_world
+    from tests import toy_world
+    from ui import handlers
+
+    world, _ = _slow_toy_world(0.2)
+    monkeypatch.setattr(handlers, "get_world", world)
+    monkeypatch.setattr(public, "MODE", public.PublicMode.from_env({"PUBLIC_DEMO": "1"}))
+    monkeypatch.setattr(public, "GATE", RunGate(max_waiting=8, per_visitor=1, per_range=4))
+    monkeypatch.setattr(handlers, "_cache_key", lambda *a, **k: None)  # every call searches
+    demo = app.build_app()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    try:
+        api = Api(demo.local_url)
+        run = api.fn("run")
+        data = api.defaults(run, question=toy_world.QUESTION, rounds=2, **{"k candidates": 2})
+        replies: list[dict[str, Any]] = []
+        threads = [
+            threading.Thread(target=lambda: replies.append(api.call(run, data, timeout=60))) for _ in range(6)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(90)
+        refused = [r for r in replies if r.get("join") == 400 and "already have a run" in str(r.get("error"))]
+        assert len(replies) == 6 and len(refused) >= 5, replies
     finally:
         demo.close()

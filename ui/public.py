@@ -225,6 +225,29 @@ def admit(session: Any, request: Any = None) -> dict[str, Any]:
     return {"status": busy_line(ahead) if ahead else "**Starting**…"}
 
 
+def hold_place(session: Any, request: Any = None, **values: Any) -> list[Any]:
+    """Validator of a model-run event: Gradio calls it as the run joins its queue, before
+    it waits there, with the run's own inputs. Takes the run's place (the admitted one, or a
+    new one under every limit) or refuses the run at the door, so that runs joined over the
+    API without the admit cannot fill the queue. Returns Gradio's all-valid answer, one per
+    input (the session state and the form's fields)."""
+    import gradio as gr
+
+    try:
+        GATE.hold(visitor_of(request, session))
+    except Busy as exc:
+        raise gr.Error(str(exc)) from None
+    return [gr.validate(True, "")] * (1 + len(values))
+
+
+def run_validator() -> Any:
+    """`hold_place` with the annotation Gradio reads to pass the request in."""
+    import gradio as gr
+
+    hold_place.__annotations__["request"] = gr.Request
+    return hold_place
+
+
 def claim(session: Any, request: Any = None) -> int:
     """Called by a model run as it starts: its session's admitted place (or a new one, for
     API callers that skipped `admit`), marked running. Raises Busy; `release` it after."""

@@ -6,9 +6,11 @@ precedes it on the page) and marked started and freed by the run itself. Limits:
 `max_waiting` places waiting, `per_visitor` places (waiting or running) per visitor and
 `per_range` per address range (`ui.visitor`).
 
-A waiting place belongs to a run: it lives while its session has a model event in
-Gradio's queue (`queued`, see `gradio_queued`) and, for `admit_s` seconds after
-admission, while that run is on its way there. So an admit that never queues a run (an
+A waiting place belongs to a run. It is taken as the run joins Gradio's queue (`hold`,
+the run event's validator, which Gradio calls before queuing it), or just before by the
+page's admit step, which shows the visitor how many are ahead. It lives while its session
+has a model event in Gradio's queue (`queued`, see `gradio_queued`) and, for `admit_s`
+seconds after admission, while that run is on its way there. So an admit that never queues a run (an
 API caller, a closed tab) frees its place within seconds, and a run that starts frees its
 visitor's other waiting places that have no queued run (an abandoned admit never blocks
 the same visitor's next run). Knows nothing of Gradio components; `gradio_queued` reads
@@ -28,6 +30,9 @@ from ui.visitor import Visitor, address_range
 
 log = logging.getLogger(__name__)
 ADMIT_S = 5.0  # the page queues its run ~0.1 s after the admit; a slow client gets 50x that
+# A queued place whose queue cannot be read (no `queued` reader) lives at most this long:
+# 8 waiting runs of 180 s each, and some.
+QUEUED_S = 1800.0
 
 
 class Busy(Exception):
@@ -39,6 +44,7 @@ class _Place:
     visitor: Visitor
     since: float  # time.monotonic() at admission
     started: bool = False
+    queued: bool = False  # its run has joined Gradio's queue (`hold`)
 
 
 def _as_visitor(visitor: Visitor | str) -> Visitor:
@@ -76,7 +82,7 @@ class RunGate:
             self.queued = None
             return None
 
-    def _prune(self, now: float, visitor: Visitor | None = None, starting: bool = False) -> None:
+    def _prune(self, now: float, visitor: Visitor | None = None, takeover: bool = False) -> None:
         """Drop waiting places that no run will claim: expired ones, this session's older
         one (a second click), and when a run of `visitor` starts, the visitor's others
         that have no queued run (an admit left behind by a closed tab or an API caller)."""
@@ -85,22 +91,25 @@ class RunGate:
             if place.started:
                 continue
             is_queued = queued is not None and place.visitor.session in queued
-            expired = now - place.since > self.admit_s and not is_queued
+            age = now - place.since
+            expired = age > (QUEUED_S if place.queued and queued is None else self.admit_s) and not is_queued
             same_session = visitor is not None and place.visitor.session == visitor.session
             left_behind = (
-                starting and visitor is not None and place.visitor.key == visitor.key and not is_queued
-            )
+                takeover and visitor is not None and place.visitor.key == visitor.key
+                and not place.queued and not is_queued
+            )  # fmt: skip
             if expired or same_session or left_behind:
                 del self._places[ticket]
 
-    def enter(self, visitor: Visitor | str, *, starting: bool = False) -> int:
+    def enter(self, visitor: Visitor | str, *, starting: bool = False, takeover: bool = False) -> int:
         """A ticket for a new run of `visitor`; raises Busy with the line to show.
         `starting`: the run is starting now (its turn came), so the waiting cap does not
-        apply and the visitor's unqueued waiting places are freed first."""
+        apply and the visitor's unqueued waiting places are freed first; `takeover`: those are
+        freed (a run is joining the queue), the waiting cap applies."""
         visitor = _as_visitor(visitor)
         now = time.monotonic()
         with self._lock:
-            self._prune(now, visitor, starting)
+            self._prune(now, visitor, takeover=starting or takeover)
             places = list(self._places.values())
             mine = sum(p.visitor.key == visitor.key for p in places)
             if self.per_visitor is not None and mine >= self.per_visitor:
@@ -116,6 +125,22 @@ class RunGate:
             self._next += 1
             self._places[self._next] = _Place(visitor, now, started=starting)
             return self._next
+
+    def hold(self, visitor: Visitor | str) -> int:
+        """A run of `visitor` joins Gradio's queue: its session's admitted place, or a new one
+        under every limit (an API caller that skipped the admit). Raises Busy, and the run
+        never enters the queue: one client cannot fill it with runs."""
+        visitor = _as_visitor(visitor)
+        with self._lock:
+            for ticket, place in self._places.items():
+                if not place.started and place.visitor.session == visitor.session:
+                    place.queued = True
+                    return ticket
+        ticket = self.enter(visitor, takeover=True)
+        with self._lock:
+            if ticket in self._places:
+                self._places[ticket].queued = True
+        return ticket
 
     def claim(self, visitor: Visitor | str) -> int:
         """A run of `visitor` starts: its session's waiting place (or a new one, for API
