@@ -15,6 +15,7 @@ from pathlib import Path
 from mcts.evaluation.metrics import GoldAnswer, gold_from_record, score_answers
 from mcts.search.voting import SearchResult
 from ui.config import EXAMPLES_FILE, WIKIDATA_EXAMPLES_FILE, example_records
+from viz.escape import md
 
 # Which demo KB each example file's questions are asked of.
 EXAMPLE_FILES: dict[str, Path] = {"demo": EXAMPLES_FILE, "demo-wikidata": WIKIDATA_EXAMPLES_FILE}
@@ -67,7 +68,7 @@ def gold_markdown(found: GoldCheck | None) -> str:
     """One block for the answer panel: the gold answer and the run's F1 against it."""
     if found is None:
         return ""
-    names = ", ".join(g.name or "?" for g in found.gold)
+    names = md(", ".join(g.name or "?" for g in found.gold))  # names from an example file or a KB
     if found.f1 is None:
         return f"**Gold answer** (example file): {names}"
     if found.predicted == 0:

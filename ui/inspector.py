@@ -6,13 +6,13 @@ line and changes nothing.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import gradio as gr
 
 from ui.render import figure, inspector
 from ui.session import Session
+from viz.escape import md
 
 
 def parse_node_id(value: Any) -> int | None:
@@ -35,7 +35,7 @@ def inspect_node(session: Session, node: Any) -> dict[str, Any]:
     if tree is None:
         return {"detail": "*No tree yet: run a search or load a trace.*", "history": ""}
     if node_id is None or not 0 <= node_id < len(tree):
-        shown = html.escape(str(node)[:40])
+        shown = md(str(node)[:40])
         return {"detail": f"*No node {shown} in this tree (ids 0–{len(tree) - 1}).*", "history": ""}
     session.inspected = node_id
     detail, hist = inspector(session)

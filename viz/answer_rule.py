@@ -11,12 +11,12 @@ result record, read by attribute; knows nothing of Gradio or models.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from mcts.search.rules import path_log_prior
 from mcts.search.settings import VoteMode
 from mcts.search.tree import Tree
+from viz.escape import md
 
 # The rule that picks the final answer, in words (one per `VoteMode`).
 ANSWER_RULES: dict[VoteMode, str] = {
@@ -100,7 +100,7 @@ def why_not_best(result: Any | None, tree: Tree | None, mode: VoteMode | str, te
         which = " and ".join(f"{label} (node {i})" for label, i in misses)
     first = misses[0][1]
     best = tree[first]
-    best_answer = _escape(", ".join(v.name for v in best.answer) or "no answer")
+    best_answer = md(", ".join(v.name for v in best.answer) or "no answer")
     lines = [
         f"**Why not the best branch?** The best branch {which} answers {best_answer}, but this run picks "
         f"its answer by the **{ANSWER_RULES[mode]}**."
@@ -117,10 +117,3 @@ def why_not_best(result: Any | None, tree: Tree | None, mode: VoteMode | str, te
         lines.append(f"Its answer got {mine} vote(s); the chosen one got the most.")
     lines.append("The gold line in the tree is the best branch by W/N.")
     return " ".join(lines)
-
-
-def _escape(text: str) -> str:
-    text = html.escape(" ".join(text.split()), quote=False)
-    for ch in "\\`*_[]#|":
-        text = text.replace(ch, "\\" + ch)
-    return text
