@@ -106,6 +106,7 @@ ISSUE_CASES = [
     ("nodes[1].surprise", 1, "nodes[1].surprise: unknown field"),
     ("meta.policy_model", None, "meta.policy_model: must be text, got None"),
     ("settings.rounds", 0, "settings: rounds must be >= 1"),
+    ("nodes[1].round", 99, "nodes: node 2 was made in round"),  # found by the property test: replay failed
 ]
 
 

@@ -100,6 +100,12 @@ def tree_problem(nodes: list[dict[str, Any]]) -> str | None:
                 if not listed[i]
                 else f"node {i} is listed as a child of more than one node"
             )
+    rounds = [node.get("round", 0) for node in nodes]
+    for i in range(
+        1, n
+    ):  # ids are given in creation order and rounds only go forward (the replay needs both)
+        if rounds[i] < rounds[i - 1]:
+            return f"node {i} was made in round {rounds[i]}, before node {i - 1} (round {rounds[i - 1]})"
     seen = 1
     queue = deque([0])
     while queue:  # breadth-first from the root: reaches every node iff there is no cycle
