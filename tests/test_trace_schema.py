@@ -107,6 +107,7 @@ ISSUE_CASES = [
     ("meta.policy_model", None, "meta.policy_model: must be text, got None"),
     ("settings.rounds", 0, "settings: rounds must be >= 1"),
     ("nodes[1].round", 99, "nodes: node 2 was made in round"),  # found by the property test: replay failed
+    ("nodes[0].ppl_history", 10**400, "nodes[0].ppl_history: must be in"),  # found by it: no float holds it
 ]
 
 
@@ -125,6 +126,13 @@ def test_a_missing_required_field_is_named() -> None:
     data = json.loads(json.dumps(REAL))
     del data["nodes"][2]["id"]
     with pytest.raises(TraceError, match=r"not a valid trace: nodes\[2\]: missing the field 'id'"):
+        _load(data)
+
+
+def test_a_trace_without_nodes_is_named() -> None:  # found by the property test
+    data = json.loads(json.dumps(REAL))
+    del data["nodes"]
+    with pytest.raises(TraceError, match="not a valid trace: nodes: a tree needs at least the root node"):
         _load(data)
 
 
@@ -183,8 +191,8 @@ def _render(trace: Trace) -> None:
     for node in tree.nodes[:4]:
         node_detail_markdown(tree, node.id, c=trace.settings.c)
     build_figure(tree, c=trace.settings.c)
-    rounds = replay_rounds(trace.events)
-    tree_at_round(tree, trace.events, max(0, rounds // 2))
+    for round_no in range(replay_rounds(trace.events) + 1):
+        tree_at_round(tree, trace.events, round_no)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

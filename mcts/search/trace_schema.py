@@ -113,6 +113,8 @@ def _number(value: Any, path: str, rng: Range, whole: bool) -> None:
         if rng.nan:
             return
         raise SchemaError(path, f"must be a finite number, got {value!r}")
+    if isinstance(value, int) and not -MAX_INT <= value <= MAX_INT:  # no float could hold it
+        raise SchemaError(path, f"must be in [{-MAX_INT}, {MAX_INT}], got {_show(value)}")
     if not rng.lo <= value <= rng.hi:  # exact for ints of any size: no float conversion
         lo, hi = (f"{b:g}" if isinstance(b, float) else str(b) for b in (rng.lo, rng.hi))
         raise SchemaError(path, f"must be in [{lo}, {hi}], got {_show(value)}")

@@ -148,7 +148,7 @@ def check_shape(data: dict[str, Any]) -> None:
     """The checks across records, on a trace the schema has passed: sizes, tree, node ids."""
     if len(data.get("events", [])) > MAX_EVENTS:
         raise SchemaError("events", f"at most {MAX_EVENTS:,} events")
-    problem = tree_problem(data["nodes"])
+    problem = tree_problem(data.get("nodes", []))
     if problem is not None:
         raise SchemaError("nodes", problem)
     _ids_in_tree(data, len(data["nodes"]))
