@@ -218,7 +218,8 @@ def test_runs_joined_over_the_api_without_the_admit_cannot_fill_the_queue(
     import threading
 
     import app
-    from bench.api_probes import Api, _slow_toy_world
+    from bench.api_probes import _slow_toy_world
+    from bench.gradio_api import Api
     from tests import toy_world
     from ui import handlers
 
