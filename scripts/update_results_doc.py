@@ -9,6 +9,10 @@ question), and the lines between `<!-- headline -->` and `<!-- /headline -->` be
 table of the named runs side by side (F1 overall and on the faithful questions, per method).
 The lines between `<!-- ranker -->` and `<!-- /ranker -->` become the shipped option ranker's
 fit (`models/relation_retriever/option_ranker.json`, written by `train-policy --mode options`).
+With `--outputs`, the lines between `<!-- output: COMMAND -->` and `<!-- /output -->` become
+the table lines COMMAND prints (only `python -m mcts study ...` and `python scripts/*.py`
+commands, run from the repository root with this interpreter), so a study table is as fresh
+as its runs.
 A run that is unfinished or pools parts of the split is refused and no file is changed.
 """
 
@@ -17,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -101,6 +107,25 @@ def ranker_markdown(path: Path = RANKER) -> str:
     return "\n".join(lines)
 
 
+OUTPUT_BLOCK = re.compile(r"(<!-- output: (.+?) -->\n)(.*?)(<!-- /output -->)", re.S)
+ALLOWED_OUTPUT = re.compile(r"python (?:-m mcts study |scripts/[\w]+\.py )[^;&|`$<>]*")
+
+
+def command_table(command: str) -> str:
+    """The markdown table lines a documented command prints."""
+    if not ALLOWED_OUTPUT.fullmatch(command):
+        raise ReportInputError(f"not a command the docs may run: {command!r}")
+    argv = [sys.executable, *shlex.split(command)[1:]]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=3600)
+    if done.returncode != 0:
+        raise ReportInputError(f"{command} failed: {done.stderr.strip().splitlines()[-1:]}")
+    return "\n".join(line for line in done.stdout.splitlines() if line.startswith("|"))
+
+
+def replace_outputs(text: str) -> str:
+    return OUTPUT_BLOCK.sub(lambda m: m.group(1) + command_table(m.group(2)) + "\n" + m.group(4), text)
+
+
 def replace_block(text: str, tag: str, body: str) -> tuple[str, bool]:
     pattern = re.compile(rf"(<!-- {re.escape(tag)} -->\n)(.*?)(<!-- /{re.escape(tag)} -->)", re.S)
     new, count = pattern.subn(lambda m: m.group(1) + body.rstrip("\n") + "\n" + m.group(3), text)
@@ -111,10 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("runs", nargs="+", help="NAME=RUN_DIR")
+    parser.add_argument("runs", nargs="*", help="NAME=RUN_DIR")
     parser.add_argument(
         "--docs", nargs="*", default=None, help="files to update (default: README.md, docs/*.md)"
     )
+    parser.add_argument("--outputs", action="store_true", help="also re-run the commands of output blocks")
     args = parser.parse_args(argv)
     runs: dict[str, list[EvalRow]] = {}
     try:
@@ -127,17 +153,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc} (no file was changed)", file=sys.stderr)
         return 2
     blocks = {f"results:{name}": report_markdown(rows) for name, rows in runs.items()}
-    blocks["headline"] = headline_markdown(runs)
+    if runs:  # the headline is the named runs side by side: without runs, leave it as it is
+        blocks["headline"] = headline_markdown(runs)
     blocks["ranker"] = ranker_markdown()
     docs = [Path(d) for d in args.docs] if args.docs is not None else list(DOCS)
-    for doc in docs:
-        text = doc.read_text(encoding="utf-8")
-        new = text
-        for tag, body in blocks.items():
-            new, found = replace_block(new, tag, body)
-            if found:
-                print(f"{doc.relative_to(ROOT) if doc.is_relative_to(ROOT) else doc}: {tag}")
-        if new != text:
+    updated: dict[Path, str] = {}
+    try:
+        for doc in docs:
+            text = doc.read_text(encoding="utf-8")
+            new = text
+            for tag, body in blocks.items():
+                new, found = replace_block(new, tag, body)
+                if found:
+                    print(f"{doc.relative_to(ROOT) if doc.is_relative_to(ROOT) else doc}: {tag}")
+            if args.outputs:
+                new = replace_outputs(new)
+            updated[doc] = new
+    except ReportInputError as exc:
+        print(f"error: {exc} (no file was changed)", file=sys.stderr)
+        return 2
+    for doc, new in updated.items():  # every block computed first: all files change, or none
+        if new != doc.read_text(encoding="utf-8"):
             tmp = doc.with_name(doc.name + ".tmp")
             tmp.write_text(new, encoding="utf-8")
             tmp.replace(doc)
