@@ -40,6 +40,7 @@ from mcts.evaluation.report import (  # noqa: E402  (the repo root is put on the
     source_files,
 )
 from mcts.evaluation.runner import EvalRow  # noqa: E402
+from ui.labels import method_label  # noqa: E402  (the app's names of the methods)
 
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 RANKER = ROOT / "models" / "relation_retriever" / "option_ranker.json"
@@ -51,7 +52,7 @@ STEP_NAMES = {
     "answer_patterns": "look one hop further",
     "entity_patterns": "explore the found entity",
 }
-HEADLINE_COLUMNS = ("all", "faithful", "faithful one-hop", "family unseen")
+HEADLINE_COLUMNS = ("all", "faithful", "family unseen")
 
 
 def load_run(run: Path) -> list[EvalRow]:
@@ -66,7 +67,7 @@ def load_run(run: Path) -> list[EvalRow]:
 def headline_markdown(runs: dict[str, list[EvalRow]]) -> str:
     """Methods as rows; per run, F1 on all its questions and on the kinds that matter most."""
     names = list(dict.fromkeys(m for rows in runs.values() for m in (s.method for s in method_stats(rows))))
-    head, cells = ["method"], {m: [m] for m in names}
+    head, cells = ["method"], {m: [f"{method_label(m)} (`{m}`)"] for m in names}
     for run_name, rows in runs.items():
         columns, table = breakdown(rows)
         labels = [label for label, _ in columns]
