@@ -246,3 +246,40 @@ def test_runs_joined_over_the_api_without_the_admit_cannot_fill_the_queue(
         assert len(replies) == 6 and len(refused) >= 5, replies
     finally:
         demo.close()
+
+
+def test_spoofed_headers_over_the_live_api_hold_one_place_and_the_next_run_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The issue's attack on the live app: eight admits (the page's private first step,
+    called by index) with eight made-up X-Forwarded-For values and no run; then a run."""
+    pytest.importorskip("gradio")
+    import app
+    from bench.api_probes import _slow_toy_world
+    from bench.gradio_api import Api
+    from tests import toy_world
+    from ui import handlers
+
+    world, _ = _slow_toy_world(0.0)
+    monkeypatch.setattr(handlers, "get_world", world)
+    monkeypatch.setattr(handlers, "_cache_key", lambda *a, **k: None)
+    monkeypatch.setattr(public, "MODE", public.PublicMode.from_env({"PUBLIC_DEMO": "1"}))
+    monkeypatch.setattr(public, "GATE", RunGate(max_waiting=8, per_visitor=1, per_range=4))
+    monkeypatch.setattr(public, "TRUST", ProxyTrust())
+    # What ui.public sets at import in public mode (this process imported it in local mode):
+    # without it uvicorn takes X-Forwarded-For from a client on the host as its address.
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "")
+    demo = app.build_app()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True)
+    try:
+        api = Api(demo.local_url)
+        run = api.fn("run")
+        admit = run - 1  # the admit chained before the run
+        admitted = [api.call(admit, [None], headers={"X-Forwarded-For": f"10.0.0.{i}"}) for i in range(8)]
+        assert sum(bool(r.get("success")) for r in admitted) == 1
+        assert all("already have a run" in str(r.get("error")) for r in admitted[1:])
+        data = api.defaults(run, question=toy_world.QUESTION, rounds=2, **{"k candidates": 2})
+        reply = api.call(run, data, timeout=60)  # a new tab of the same visitor, at once
+        assert reply.get("success") and any("Finished" in str(t) for t in reply.get("rendered") or [])
+    finally:
+        demo.close()
