@@ -42,10 +42,10 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
 
     from mcts.search.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
     from mcts.search.protocols import DEFAULT_IG_PROMPT
-    from ui import form_notice, handlers, inspector, presets, public, replay, rescoring, traces
+    from ui import form_notice, handlers, inspector, overlay, presets, public, replay, rescoring, traces, twin
     from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
     from ui.forms import SETTINGS_FIELDS, CompareInputs, RunInputs
-    from ui.render import EMPTY_DETAIL, MAIN_OUTPUTS
+    from ui.render import EMPTY_DETAIL, MAIN_OUTPUTS, TWIN_OUTPUTS
     from ui.theme import ABOUT_MD, HEADER_HTML, LAB_MD
     from ui.wiring import Page
     from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS
@@ -184,6 +184,23 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                         c["trace_file"] = gr.File(
                             label="Trace of this run (download)", interactive=False, elem_id="trace-file"
                         )
+                # Off by default: a class sees the search first, then asks whether IG was right.
+                with gr.Accordion(
+                    "Is IG right here? The truth overlay and the twin", open=True, elem_id="truth-box"
+                ):
+                    with gr.Row(equal_height=True):
+                        c["truth_toggle"] = gr.Checkbox(
+                            False, label="Show truth (gold)", elem_id="truth-toggle",
+                            info="example questions: each node's true value, IG's top child ringed right or wrong",
+                        )  # fmt: skip
+                        twin_btn = gr.Button("Run the constant-reward twin", elem_id="twin-btn")
+                    c["truth"] = gr.Markdown(elem_id="truth-summary")
+                    c["twin_status"] = gr.Markdown(elem_id="twin-status")
+                    c["twin_row"] = gr.Row(equal_height=False, visible=False, elem_id="twin-row")
+                    with c["twin_row"]:
+                        c["twin_plot_a"] = gr.Plot(label="IG reward", elem_id="twin-plot-a")
+                        c["twin_plot_b"] = gr.Plot(label="Constant-reward twin", elem_id="twin-plot-b")
+                    c["twin_diff"] = gr.Markdown(elem_id="twin-diff")
                 with gr.Accordion("All nodes (table: select a row to inspect it)", open=False):
                     gr.Markdown(NODE_TABLE_GLOSS, elem_id="node-table-gloss")
                     c["table"] = gr.Dataframe(
@@ -333,6 +350,17 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
             api_visibility="private", **cheap,
         )  # fmt: skip
 
+        c["truth_toggle"].input(
+            **page.wire(overlay.toggle_truth, inputs={"show": "truth_toggle"}, outputs=overlay.TOGGLE_OUTPUTS),
+            api_visibility="private", **cheap,
+        )  # fmt: skip
+        # The twin is a model run: admitted, gated and limited like Run (ui.twin).
+        twin_btn.click(
+            **page.wire(public.admitter("twin_status"), outputs=["twin_status"]), api_visibility="private", **cheap
+        ).success(
+            **page.wire(twin.run_twin, form=RunInputs, outputs=[*TWIN_OUTPUTS, "stop_btn"], decorate=GPU),
+            api_name="twin", **runs,
+        )  # fmt: skip
         rescore_out = ["lab_status", "rank_changes", "reward_table", "lab_plot", *MAIN_OUTPUTS]
         rescore_in = {"rules": "rules", "ig_prompt": "ig_prompt", "scorer_model": "scorer_model"}
         rescore_btn.click(

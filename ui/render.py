@@ -12,10 +12,13 @@ from typing import Any
 
 import gradio as gr
 
+from mcts.search.settings import Method
+from mcts.search.voting import SearchResult
 from ui.gold import check, gold_markdown
+from ui.labels import method_label
 from ui.session import Session
+from ui.truth import TruthOverlay, overlay_for, summary_markdown
 from viz import (
-    NODE_TABLE_HEADERS,
     VOTE_TABLE_HEADERS,
     answer_markdown,
     build_figure,
@@ -28,7 +31,12 @@ from viz import (
     vote_rows,
 )
 from viz.answer_rule import inspector_glossary, weight_gloss, why_not_best
+from viz.figure import TruthMarks
+from viz.panels import node_table_headers
+from viz.twin import TwinSide, diff_trees, twin_markdown
 
+TWIN_OUTPUTS = ("twin_status", "twin_row", "twin_plot_a", "twin_plot_b", "twin_diff")  # ui.twin's panels
+TWIN_HEIGHT = 460
 # The components `main_view` fills, by name (app.py registers them under these names).
 MAIN_OUTPUTS = (
     "status",
@@ -41,6 +49,8 @@ MAIN_OUTPUTS = (
     "trace_file",
     "detail",
     "history",
+    "truth",
+    *TWIN_OUTPUTS,
 )
 EMPTY_DETAIL = (
     "*Pick a node: click a point in the tree, choose it in the list, or select a row of the table.*"
@@ -53,7 +63,34 @@ def table_frame(rows: list[list[Any]], headers: list[str]) -> Any:
     return pd.DataFrame(rows, columns=headers)
 
 
-def figure(session: Session, *, title: str | None = None, height: int | None = None) -> Any:
+def truth_of(session: Session) -> TruthOverlay | None:
+    """The truth overlay of the tree on screen, while its toggle is on and gold is known."""
+    if not session.show_truth:
+        return None
+    s = session.settings
+    return overlay_for(
+        session.tree, session.meta.kb_spec, seed=s.seed, constant_reward=s.method == Method.CONSTANT
+    )
+
+
+def truth_marks(truth: TruthOverlay | None) -> TruthMarks | None:
+    return None if truth is None else TruthMarks(dict(truth.values), truth.right, truth.wrong)
+
+
+def truth_panel(session: Session) -> str:
+    """The run's ranking figures (or why there are none), while the toggle is on."""
+    if not session.show_truth:
+        return ""
+    return summary_markdown(truth_of(session))
+
+
+def figure(
+    session: Session,
+    *,
+    title: str | None = None,
+    height: int | None = None,
+    only_here: frozenset[int] | None = None,
+) -> Any:
     if session.tree is None:
         return None
     s = session.settings
@@ -67,6 +104,8 @@ def figure(session: Session, *, title: str | None = None, height: int | None = N
         alpha=s.alpha,
         title=title,
         height=height,
+        truth=truth_marks(truth_of(session)),
+        only_here=only_here,
     )
 
 
@@ -77,10 +116,22 @@ def inspector(session: Session) -> tuple[str, str]:
         return EMPTY_DETAIL, ""
     s = session.settings
     detail = node_detail_markdown(
-        tree, node_id, c=s.c, alpha=s.alpha, beta=s.beta, c_puct=getattr(s, "c_puct", None)
-    )
+        tree, node_id, c=s.c, alpha=s.alpha, beta=s.beta, c_puct=getattr(s, "c_puct", None),
+        truth=truth_cells(truth_of(session), node_id),
+    )  # fmt: skip
     detail = f"{detail}\n\n{inspector_glossary()}"  # what UCT, W/N and P mean, under the numbers
     return detail, history_html(tree, node_id, session.rules)
+
+
+def truth_cells(truth: TruthOverlay | None, node_id: int) -> list[tuple[str, str]]:
+    """The inspector's true value (and a terminal's F1) beside r and W/N."""
+    if truth is None:
+        return []
+    value = truth.values.get(node_id)
+    cells = [("true value (gold)", "–" if value is None else f"{value:.3f}")]
+    if node_id in truth.outcomes:
+        cells.append(("answer F1 (gold)", f"{truth.outcomes[node_id]:.2f}"))
+    return cells
 
 
 def live_status(session: Session, phase: str) -> str:
@@ -119,12 +170,21 @@ def tree_view(session: Session, status: str, *, cost: Any = None) -> dict[str, A
     update: dict[str, Any] = {
         "status": status,
         "plot": figure(session),
-        "table": table_frame(node_table(tree, session.settings.c) if tree else [], NODE_TABLE_HEADERS),
+        "table": node_table_frame(session),
         "node_dd": gr.update(choices=node_choices(tree) if tree else [], value=session.inspected),
     }
     if cost is not None:
         update["cost"] = cost_markdown(cost)
     return update
+
+
+def node_table_frame(session: Session) -> Any:
+    """The node table; with the truth overlay on, a true-value column after r."""
+    tree = session.tree
+    truth = truth_of(session)
+    values = dict(truth.values) if truth is not None else None
+    rows = node_table(tree, session.settings.c, values) if tree else []
+    return table_frame(rows, node_table_headers(values is not None))
 
 
 def main_view(session: Session, status: str) -> dict[str, Any]:
@@ -139,7 +199,53 @@ def main_view(session: Session, status: str) -> dict[str, Any]:
         "trace_file": session.trace_path,
         "detail": detail,
         "history": hist,
+        "truth": truth_panel(session),
+        **twin_view(session),
     }
+
+
+def twin_view(session: Session) -> dict[str, Any]:
+    """The twin panels: both trees and what differed, or empty once the run on screen changed."""
+    twin = session.twin
+    if twin is None or twin.source is not session.tree:
+        return {
+            "twin_status": "",
+            "twin_row": gr.update(visible=False),
+            "twin_plot_a": None,
+            "twin_plot_b": None,
+            "twin_diff": "",
+        }
+    diff = diff_trees(twin.source, twin.tree)
+    other = Session(tree=twin.tree, settings=twin.settings, meta=session.meta, result=twin.result)
+    question, kb = twin.source.question, session.meta.kb_spec
+    sides = [
+        TwinSide(label, _names(res), _f1(question, kb, res))
+        for label, res in (
+            (method_label(session.settings.method), session.result),
+            (method_label(Method.CONSTANT), twin.result),
+        )
+    ]
+    how = "replayed from the run cache" if twin.cached else "finished"
+    return {
+        "twin_status": f"**Twin {how}** · {method_label(Method.CONSTANT)} · {len(twin.tree)} nodes.",
+        "twin_row": gr.update(visible=True),
+        "twin_plot_a": figure(
+            session, title="IG reward (the run above)", height=TWIN_HEIGHT, only_here=diff.only_a
+        ),
+        "twin_plot_b": figure(
+            other, title="Constant reward (the twin)", height=TWIN_HEIGHT, only_here=diff.only_b
+        ),
+        "twin_diff": twin_markdown(diff, *sides),
+    }
+
+
+def _names(result: SearchResult | None) -> str:
+    return ", ".join(v.name for v in result.answer) if result is not None else ""
+
+
+def _f1(question: str, kb_spec: str, result: SearchResult | None) -> float | None:
+    found = check(question, kb_spec, result)
+    return None if found is None or found.f1 is None else found.f1
 
 
 def settings_line(s: Any) -> str:

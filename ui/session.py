@@ -19,6 +19,17 @@ from mcts.search.tree import Tree
 from mcts.search.voting import SearchResult
 
 
+@dataclass(frozen=True)
+class TwinRun:
+    """A finished twin and the tree it is the twin of (the view drops it once that tree goes)."""
+
+    source: Tree
+    tree: Tree
+    settings: SearchSettings
+    result: SearchResult | None
+    cached: bool
+
+
 @dataclass
 class Session:
     tree: Tree | None = None  # what the main figure shows (a live run, a trace, a re-score)
@@ -35,10 +46,15 @@ class Session:
     recorded_tree: Tree | None = None  # the tree as recorded (replay draws from it)
     started_at: float = 0.0
     flipped: frozenset[int] = frozenset()  # nodes whose rank among siblings a re-score changed
+    twin: TwinRun | None = None  # the constant-reward twin of `tree` (ui.twin)
+    show_truth: bool = False  # the truth overlay (gold) is drawn: a view choice, kept across runs
 
     def reset(self) -> None:
-        """Back to an empty view, in place (the gr.State keeps holding this object)."""
+        """Back to an empty view, in place (the gr.State keeps holding this object); the
+        truth overlay's toggle stays as the page shows it."""
+        show_truth = self.show_truth
         self.__dict__.update(Session().__dict__)
+        self.show_truth = show_truth
 
     def absorb(self, events: Iterable[Event]) -> None:
         """Fold events (a live batch or a loaded trace's whole list) into the highlights."""

@@ -116,8 +116,9 @@ def _num(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}" if abs(value) >= 1000 else f"{value:.{digits}f}"
 
 
-def hover_text(tree: Tree, node: Node, c: float) -> str:
-    """The hover card: action, N, W/N, r, PPL(H'), PPL(H', Q), UCT (and a little context)."""
+def hover_text(tree: Tree, node: Node, c: float, true_value: float | None = None) -> str:
+    """The hover card: action, N, W/N, r, PPL(H'), PPL(H', Q), UCT (and a little context);
+    with the truth overlay, the node's true value (mean F1 against gold below it)."""
     if node.step is None:
         return f"<b>Question</b><br>{_wrap(tree.question)}<br>N={node.visits}  W/N={_num(node.mean_value)}"
     step = node.step
@@ -129,6 +130,8 @@ def hover_text(tree: Tree, node: Node, c: float) -> str:
         f"N={node.visits}  W/N={_num(node.mean_value)}  r={_num(node.reward)}  UCT={_num(tree.uct(node.id, c))}",
         f"PPL(H')={_num(node.ppl_history, 2)}  PPL(H',Q)={_num(node.ppl_with_question, 2)}",
     ]
+    if true_value is not None:
+        parts.append(f"<b>true value</b> (gold) {_num(true_value)}")
     if node.terminal:
         names = ", ".join(v.name for v in node.answer) or "(empty)"
         parts.append(f"<b>answer</b> {_wrap(names, max_lines=2)}")
@@ -166,6 +169,8 @@ def build_figure(
     title: str | None = None,
     height: int | None = None,
     best_label: str = "best branch (W/N)",  # the one name of `rules.best_branch` on every screen
+    truth: TruthMarks | None = None,
+    only_here: Collection[int] | None = None,
 ) -> Any:
     """A `plotly.graph_objects.Figure` of the tree.
 
@@ -173,6 +178,10 @@ def build_figure(
     selected_path: the last round's selection path, drawn dashed.
     inspected: a node ringed as "currently inspected".
     flipped: nodes whose rank among their siblings a re-score changed (ringed in orange).
+    truth: the truth overlay (gold): true values in the hover cards, each sibling group's
+        top child by r ringed green (truly best) or red (not).
+    only_here: nodes the other tree of a side-by-side comparison did not visit (squared;
+        the legend names them whenever a set is given, empty or not).
     label_threshold: every node is labelled up to this many visible nodes; beyond, each
         level keeps only the labels that fit side by side (`thin_labels`).
     """
@@ -214,7 +223,7 @@ def build_figure(
     for kind in KINDS:
         nodes = groups.get(kind.key)
         if nodes:
-            data.append(_node_trace(tree, kind, nodes, pos, c, labelled, scale))
+            data.append(_node_trace(tree, kind, nodes, pos, c, labelled, scale, truth))
             if kind.coloured:
                 data.append(_legend_entry(kind))
 
@@ -256,6 +265,18 @@ def build_figure(
                 },
             }
         )
+    if truth is not None:
+        for ids, name, colour in (
+            (truth.right, "IG's top child is truly best (gold)", "#2f9e44"),
+            (truth.wrong, "IG's top child is not truly best (gold)", "#e03131"),
+        ):
+            data.append(_ring_trace(ids, pos, name, colour, 30 * max(scale, 0.6), "circle-open"))
+    if only_here is not None:
+        data.append(
+            _ring_trace(
+                only_here, pos, "visited by this run only", "#1c7ed6", 24 * max(scale, 0.6), "square-open"
+            )
+        )
     if inspected is not None and inspected in pos:
         x, d = pos[inspected]
         data.append(
@@ -273,6 +294,32 @@ def build_figure(
     rewards = [tree[n].reward for n in pos if tree[n].reward is not None]
     fig_layout = _figure_layout(layout, alpha, title, height, rewards)
     return go.Figure({"data": data, "layout": fig_layout}, _validate=False)
+
+
+@dataclass(frozen=True)
+class TruthMarks:
+    """What the truth overlay draws: true values by node, top children right and wrong."""
+
+    values: dict[int, float]
+    right: frozenset[int]
+    wrong: frozenset[int]
+
+
+def _ring_trace(
+    ids: Collection[int], pos: dict[int, tuple[float, int]], name: str, colour: str, size: float, symbol: str
+) -> dict[str, Any]:
+    """Open markers over nodes; drawn (and in the legend) even when empty, so the legend
+    names both verdicts whether or not this tree has one of them."""
+    shown = [n for n in sorted(ids) if n in pos]
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": name,
+        "x": [pos[n][0] for n in shown] or [None],
+        "y": [-pos[n][1] for n in shown] or [None],
+        "hoverinfo": "skip",
+        "marker": {"symbol": symbol, "size": size, "color": colour, "line": {"width": 3}},
+    }
 
 
 def _line_trace(
@@ -305,6 +352,7 @@ def _node_trace(
     c: float,
     labelled: Collection[int],
     scale: float,
+    truth: TruthMarks | None = None,
 ) -> dict[str, Any]:
     marker: dict[str, Any] = {
         "symbol": kind.symbol,
@@ -329,7 +377,7 @@ def _node_trace(
         "x": [pos[n.id][0] for n in nodes],
         "y": [-pos[n.id][1] for n in nodes],
         "customdata": [n.id for n in nodes],
-        "hovertext": [hover_text(tree, n, c) for n in nodes],
+        "hovertext": [hover_text(tree, n, c, truth.values.get(n.id) if truth else None) for n in nodes],
         "hoverinfo": "text",
         "marker": marker,
         "hoverlabel": {"align": "left"},

@@ -11,7 +11,7 @@ live run. Every string of a record is made safe by `viz.escape` for the place it
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from mcts.search.cleaning import RULE_INFO, CleaningRule, clean_history
@@ -104,26 +104,39 @@ def status_line(
     )
 
 
-def node_table(tree: Tree, c: float) -> list[list[Any]]:
-    """One row per node (NODE_TABLE_HEADERS), in id order."""
+TRUE_VALUE_HEADER = "true value (gold)"  # inserted after r while the truth overlay is on
+
+
+def node_table_headers(with_truth: bool = False) -> list[str]:
+    if not with_truth:
+        return list(NODE_TABLE_HEADERS)
+    at = NODE_TABLE_HEADERS.index("r") + 1
+    return [*NODE_TABLE_HEADERS[:at], TRUE_VALUE_HEADER, *NODE_TABLE_HEADERS[at:]]
+
+
+def node_table(tree: Tree, c: float, true_values: Mapping[int, float] | None = None) -> list[list[Any]]:
+    """One row per node (NODE_TABLE_HEADERS), in id order; with `true_values` (the truth
+    overlay) a true-value column after r, empty where no terminal is below the node."""
     rows = []
+    at = NODE_TABLE_HEADERS.index("r") + 1
     for node in tree.nodes:
-        rows.append(
-            [
-                node.id,
-                node.parent if node.parent >= 0 else None,
-                node.depth,
-                node.round,
-                cell(action_text(node, 80)),
-                cell(node_status(node)),
-                node.visits,
-                _round(node.mean_value),
-                _round(node.reward),
-                _round(node.ppl_history, 2),
-                _round(node.ppl_with_question, 2),
-                _round(tree.uct(node.id, c)) if node.id != ROOT_ID else None,
-            ]
-        )
+        row = [
+            node.id,
+            node.parent if node.parent >= 0 else None,
+            node.depth,
+            node.round,
+            cell(action_text(node, 80)),
+            cell(node_status(node)),
+            node.visits,
+            _round(node.mean_value),
+            _round(node.reward),
+            _round(node.ppl_history, 2),
+            _round(node.ppl_with_question, 2),
+            _round(tree.uct(node.id, c)) if node.id != ROOT_ID else None,
+        ]
+        if true_values is not None:
+            row.insert(at, _round(true_values.get(node.id)))
+        rows.append(row)
     return rows
 
 
@@ -151,14 +164,23 @@ def uct_rank(tree: Tree, node_id: int, c: float) -> tuple[int, int]:
 
 
 def node_detail_markdown(
-    tree: Tree, node_id: int, *, c: float, alpha: float = 2.0, beta: float = 10.0, c_puct: float | None = None
+    tree: Tree,
+    node_id: int,
+    *,
+    c: float,
+    alpha: float = 2.0,
+    beta: float = 10.0,
+    c_puct: float | None = None,
+    truth: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The full step and every number of one node, as Markdown."""
+    """The full step and every number of one node, as Markdown; `truth`: the truth
+    overlay's (name, value) cells, shown beside r and W/N."""
     node = tree[node_id]
     if node.step is None:
         return (
             f"### Node 0 · the question\n\n> {md(tree.question)}\n\n"
             f"N = {num(node.visits)} · W/N = {_f(node.mean_value)} · {len(node.children)} children"
+            + "".join(f" · {name} = {value}" for name, value in truth)
         )
     step = node.step
     lines = [
@@ -197,6 +219,7 @@ def node_detail_markdown(
         ("W/N", _f(node.mean_value)),
         ("UCT", _f(tree.uct(node_id, c))),
         ("UCT rank", f"{rank} of {n_sib}"),
+        *truth,
     ]
     prior = getattr(node, "prior", None)
     if prior is not None:  # PUCT: the policy's prior and the exploration term it gives

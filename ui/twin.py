@@ -1,0 +1,134 @@
+"""The constant-reward twin: the run on screen again with a constant reward, side by side.
+
+One click runs the same question, KB, settings, seed, cleaning rules and IG prompt as the
+Fast MCTS run on screen, with method `constant` (the paper's ablation: every new node gets
+the same reward, so only the policy and the visit counts steer), and draws both trees
+with the nodes visited by one only marked (`viz.twin`), the answer each reached and, for
+an example question, each answer's F1 against gold. A run is a model run like any other:
+it goes through the run gate (`ui.public`: admitted, one per visitor, the wall-clock
+limit) and the run cache (`ui.run_cache`, keyed as a normal run with the method changed),
+so an example's twin is recorded once and replayed after.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import gradio as gr
+
+from mcts.search.loop import Search, one_line
+from mcts.search.settings import Method, SearchSettings
+from mcts.search.trace import trace_from_search
+from ui import handlers, public, run_cache
+from ui.forms import RunInputs
+from ui.labels import method_label
+from ui.render import TWIN_HEIGHT, figure, twin_view
+from ui.session import Session, TwinRun
+from ui.stream import pump
+from viz.escape import md
+
+
+def twin_inputs(session: Session, form: RunInputs) -> tuple[RunInputs, SearchSettings]:
+    """The twin's form and settings: the run on screen with method `constant`; the models
+    are the page's (public mode: the operator's). Raises ValueError with the line to show."""
+    tree = session.tree
+    if tree is None or len(tree) < 2:
+        raise ValueError("Run a Fast MCTS search (or load a trace of one) first: the twin repeats it.")
+    method = session.settings.method
+    if method == Method.CONSTANT:
+        raise ValueError("This run already has a constant reward; run Fast MCTS to compare the two.")
+    if method != Method.FAST:
+        raise ValueError(
+            f"The twin is Fast MCTS's ablation; the run on screen is {method_label(method)}. Run Fast MCTS first."
+        )
+    twin_form = replace(
+        form, question=tree.question, kb_spec=session.meta.kb_spec or form.kb_spec, method=Method.CONSTANT.value,
+        rules=sorted(r.value for r in session.rules), ig_prompt=session.ig_prompt,
+    )  # fmt: skip
+    return public.enforce(twin_form, public.MODE), session.settings.with_(method=Method.CONSTANT)
+
+
+def run_twin(
+    session: Session,
+    form: RunInputs,
+    request: gr.Request = None,  # type: ignore[assignment]
+) -> Iterator[dict[str, Any]]:
+    """Run (or replay from the cache) the constant-reward twin of the run on screen."""
+    try:
+        form = public.enforce(form, public.MODE)
+        ticket = public.claim(session, request)
+    except (ValueError, public.Busy) as exc:
+        yield _problem(str(exc))
+        return
+    try:
+        yield from _run_twin(session, form, request)
+    finally:
+        public.release(ticket)
+
+
+def _run_twin(session: Session, form: RunInputs, request: gr.Request | None) -> Iterator[dict[str, Any]]:
+    try:
+        twin_form, settings = twin_inputs(session, form)
+    except ValueError as exc:
+        yield _problem(str(exc))
+        return
+    source, question = session.tree, twin_form.question
+    assert source is not None  # twin_inputs checked it
+    key = handlers._cache_key(twin_form, question, settings)
+    cached = run_cache.lookup(key) if key else None
+    if cached is not None:
+        trace = cached[0]
+        session.twin = TwinRun(source, trace.to_tree(), trace.settings, trace.result, cached=True)
+        yield twin_view(session)
+        return
+    yield {
+        "twin_status": f"**Starting the twin** · {method_label(Method.CONSTANT)}…",
+        "twin_diff": "",
+        "twin_row": gr.update(visible=True),
+        "stop_btn": gr.update(interactive=True),
+    }
+    try:
+        world = handlers.get_world(twin_form, Method.CONSTANT)
+    except Exception as exc:  # a KB or model that will not load
+        yield _problem(one_line(exc))
+        return
+    search = Search(
+        question, settings, policy=world.policy, scorer=world.scorer, tools=world.tools,
+        cleaning_rules=twin_form.cleaning_rules(), ig_prompt=twin_form.ig_prompt.strip(), meta=world.meta,
+    )  # fmt: skip
+    view = Session(tree=search.tree, settings=settings, meta=world.meta)
+    started = view.started_at = time.perf_counter()
+    run_key = handlers.session_key(request, session)
+    handlers._register(run_key, search)  # the Search tab's Stop reaches the twin too
+    try:
+        for batch in pump(search):
+            if public.over_time(started) and not search.cancelled:
+                search.cancel()  # the public per-run limit: the tree so far is kept
+            view.absorb(batch)
+            rounds = sum(1 for e in view.events if e.kind == "round_started")
+            update: dict[str, Any] = {
+                "twin_status": f"**Running the twin** · round {rounds} of {settings.rounds} · {len(search.tree)} nodes"
+            }
+            if batch:
+                update["twin_plot_b"] = figure(view, title="Constant reward (the twin)", height=TWIN_HEIGHT)
+            yield update
+    finally:
+        handlers._register(run_key, None)
+    yield {"stop_btn": gr.update(interactive=False)}
+    result = search.result
+    if key and result is not None and result.stop_reason not in ("cancelled", "error"):
+        run_cache.store(trace_from_search(search), key)
+    if session.tree is not source:  # another run replaced the one this is the twin of
+        yield {"twin_status": "*The run on screen changed while the twin ran; run the twin again.*"}
+        return
+    session.twin = TwinRun(source, search.tree, settings, result, cached=False)
+    yield twin_view(session)
+
+
+def _problem(message: str) -> dict[str, Any]:
+    message = md(message)  # may quote a KB, a model or a trace
+    gr.Warning(message)
+    return {"twin_status": f"**Problem:** {message}"}
