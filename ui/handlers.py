@@ -18,7 +18,7 @@ from typing import Any
 import gradio as gr
 
 from mcts.search.loop import Search, one_line
-from mcts.search.settings import SearchSettings
+from mcts.search.settings import Method, SearchSettings
 from mcts.search.trace import Trace, trace_from_search
 from ui import presets, public, run_cache
 from ui.forms import CompareInputs, RunInputs, SearchForm
@@ -67,9 +67,11 @@ def _cache_key(form: RunInputs, question: str, settings: SearchSettings) -> str 
     adapter = (
         "" if endpoint else describe_adapter(resolve_policy_adapter(None, policy_name, form.kb_spec))
     )  # as the world
+    # A constant-reward run loads no scorer; its world (and trace) names the scorer "constant".
+    scorer = "constant" if settings.method == Method.CONSTANT else scorer_name
     return run_cache.run_key(
         question, form.kb_spec, settings, policy_kind=policy_kind, policy_model=endpoint or policy_name,
-        scorer_model=scorer_name, rules=form.rules or [], ig_prompt=form.ig_prompt, policy_adapter=adapter,
+        scorer_model=scorer, rules=form.rules or [], ig_prompt=form.ig_prompt, policy_adapter=adapter,
     )  # fmt: skip
 
 
