@@ -14,7 +14,8 @@ inspector-1280.png (a node inspected beside the answer panel), form-notice-1280.
 Search form after a trace load switched the method), replay-1280.png (a trace replayed
 half-way), lab-1280.png (a re-score with a rule switched off), phone-390.png and
 phone-tree-390.png (the first screen at phone width, and the tree there after a run), and tree.png
-(the tree of the finished example run alone).
+(the tree of the finished example run alone), truth-1280.png (the truth overlay and the
+constant-reward twin of an example question; `--only-truth` writes this one alone).
 """
 
 from __future__ import annotations
@@ -101,11 +102,30 @@ def load_trace(page, name: str) -> None:
     )
 
 
-def shoot(url: str, out: Path, with_model: bool) -> None:
+def shoot_truth(browser, url: str, out: Path) -> None:
+    """The truth overlay switched on, then the twin (both runs replay their shipped traces)."""
+    page = browser.new_page(viewport=WIDE)
+    page.goto(url)
+    page.locator("#question textarea").wait_for()
+    run_example(page, "Who directed Inception?")
+    page.locator("#truth-toggle input[type=checkbox]").check()
+    page.locator("#truth-summary").filter(has_text="picked the truly best child").wait_for(timeout=30_000)
+    page.locator("#twin-btn").click()
+    page.locator("#twin-diff").filter(has_text="only the reward differs").wait_for(timeout=60_000)
+    time.sleep(1.0)
+    save_small(page.locator("#truth-box").screenshot(), out / "truth-1280.png")
+    page.close()
+
+
+def shoot(url: str, out: Path, with_model: bool, only_truth: bool = False) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        shoot_truth(browser, url, out)
+        if only_truth:
+            browser.close()
+            return
         page = browser.new_page(viewport=WIDE)
         page.goto(url)
         page.locator("#question textarea").wait_for()
@@ -161,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="folder for the PNGs")
     parser.add_argument("--no-model", action="store_true", help="skip the lab shot (it loads the IG scorer)")
+    parser.add_argument("--only-truth", action="store_true", help="only the truth-overlay and twin shot")
     args = parser.parse_args(argv)
     if not CHROMIUM.exists():
         print("chromium not found at /usr/bin/chromium: run `make browser-deps`", file=sys.stderr)
@@ -181,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         try:
             args.out.mkdir(parents=True, exist_ok=True)
-            shoot(demo.local_url, args.out.resolve(), with_model=not args.no_model)
+            shoot(
+                demo.local_url, args.out.resolve(), with_model=not args.no_model, only_truth=args.only_truth
+            )
         finally:
             demo.close()
     return 0
