@@ -170,6 +170,24 @@ def build_probes(
 
     add("queue", "8 admits with made-up X-Forwarded-For", spoofed_admits, VULNERABILITY)
     add("queue", "16 runs joined without an admit", runs_joined_without_admit, VULNERABILITY)
+
+    def other_model_events() -> bool:  # every event that runs a model meets the same door
+        names = [d.get("api_name") for d in api.deps if d.get("api_name") in ("fresh_run", "compare", "twin")]
+        refused = 0
+        for name in names:
+            fn = api.fn(name)
+            data = api.defaults(fn, question=toy_world.QUESTION, rounds=2, **{"k candidates": 2})
+            replies: list[dict[str, Any]] = []
+            threads = [threading.Thread(target=lambda f=fn, d=data, r=replies: r.append(api.call(f, d, timeout=120)))
+                       for _ in range(3)]  # fmt: skip
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(130)
+            refused += sum(r.get("join") == 400 for r in replies) >= 2
+        return bool(names) and refused == len(names)
+
+    add("queue", "3 fresh runs / compares / twins joined at once", other_model_events, VULNERABILITY)
     add("queue", "a run right after 8 abandoned admits", next_run_after_abandoned_admits, VULNERABILITY)
     add("queue", "40 admits, none run: places freed", admit_flood, VULNERABILITY)
     add("queue", "Stop, then reconnect", stop_and_reconnect, VULNERABILITY)
