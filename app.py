@@ -196,10 +196,11 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                         twin_btn = gr.Button("Run the constant-reward twin", elem_id="twin-btn")
                     c["truth"] = gr.Markdown(elem_id="truth-summary")
                     c["twin_status"] = gr.Markdown(elem_id="twin-status")
-                    c["twin_row"] = gr.Row(equal_height=False, visible=False, elem_id="twin-row")
-                    with c["twin_row"]:
-                        c["twin_plot_a"] = gr.Plot(label="IG reward", elem_id="twin-plot-a")
-                        c["twin_plot_b"] = gr.Plot(label="Constant-reward twin", elem_id="twin-plot-b")
+                    with gr.Row(equal_height=False):
+                        c["twin_plot_a"] = gr.Plot(label="IG reward", elem_id="twin-plot-a", visible=False)
+                        c["twin_plot_b"] = gr.Plot(
+                            label="Constant-reward twin", elem_id="twin-plot-b", visible=False
+                        )
                     c["twin_diff"] = gr.Markdown(elem_id="twin-diff")
                 with gr.Accordion("All nodes (table: select a row to inspect it)", open=False):
                     gr.Markdown(NODE_TABLE_GLOSS, elem_id="node-table-gloss")

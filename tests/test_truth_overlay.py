@@ -208,14 +208,16 @@ def test_the_twin_runs_the_same_question_settings_and_seed_with_a_constant_rewar
     assert session.twin.settings == session.settings.with_(method=Method.CONSTANT)
     assert {n.reward for n in session.twin.tree.nodes[1:] if n.reward is not None} == {1.0}
     last = updates[-1]
-    assert last["twin_plot_a"] is not None and last["twin_plot_b"] is not None
+    assert last["twin_plot_a"]["visible"] and last["twin_plot_b"]["visible"]
+    fig_a = last["twin_plot_a"]["value"]
+    assert fig_a is not None and last["twin_plot_b"]["value"] is not None
     text = last["twin_diff"]
     assert "only the reward differs" in text and "F1 against gold" in text
     diff = diff_trees(source, session.twin.tree)
     assert diff.only_a and diff.only_b, "the reward moved the search: the toy trees differ"
     assert f"{len(diff.only_a)} by the IG run only" in text
     # What one visited and the other did not is drawn squared in its own tree.
-    squares = [t for t in last["twin_plot_a"].data if t.name == "visited by this run only"]
+    squares = [t for t in fig_a.data if t.name == "visited by this run only"]
     assert squares and len([x for x in squares[0].x if x is not None]) == len(diff.only_a)
 
     again = list(twin.run_twin(session, _form(), None))
@@ -224,7 +226,7 @@ def test_the_twin_runs_the_same_question_settings_and_seed_with_a_constant_rewar
     # A new run on screen drops the twin from the view.
     _run(session)
     view = handlers.main_view(session, "")
-    assert view["twin_diff"] == "" and view["twin_plot_a"] is None
+    assert view["twin_diff"] == "" and view["twin_plot_a"]["visible"] is False
 
 
 def test_the_twin_refuses_without_a_fast_mcts_run_on_screen(toy_app) -> None:

@@ -35,7 +35,7 @@ from viz.figure import TruthMarks
 from viz.panels import node_table_headers
 from viz.twin import TwinSide, diff_trees, twin_markdown
 
-TWIN_OUTPUTS = ("twin_status", "twin_row", "twin_plot_a", "twin_plot_b", "twin_diff")  # ui.twin's panels
+TWIN_OUTPUTS = ("twin_status", "twin_plot_a", "twin_plot_b", "twin_diff")  # ui.twin's panels
 TWIN_HEIGHT = 460
 # The components `main_view` fills, by name (app.py registers them under these names).
 MAIN_OUTPUTS = (
@@ -208,13 +208,8 @@ def twin_view(session: Session) -> dict[str, Any]:
     """The twin panels: both trees and what differed, or empty once the run on screen changed."""
     twin = session.twin
     if twin is None or twin.source is not session.tree:
-        return {
-            "twin_status": "",
-            "twin_row": gr.update(visible=False),
-            "twin_plot_a": None,
-            "twin_plot_b": None,
-            "twin_diff": "",
-        }
+        hidden = gr.update(value=None, visible=False)  # no empty plot boxes before a twin
+        return {"twin_status": "", "twin_plot_a": hidden, "twin_plot_b": hidden, "twin_diff": ""}
     diff = diff_trees(twin.source, twin.tree)
     other = Session(tree=twin.tree, settings=twin.settings, meta=session.meta, result=twin.result)
     question, kb = twin.source.question, session.meta.kb_spec
@@ -228,12 +223,17 @@ def twin_view(session: Session) -> dict[str, Any]:
     how = "replayed from the run cache" if twin.cached else "finished"
     return {
         "twin_status": f"**Twin {how}** · {method_label(Method.CONSTANT)} · {len(twin.tree)} nodes.",
-        "twin_row": gr.update(visible=True),
-        "twin_plot_a": figure(
-            session, title="IG reward (the run above)", height=TWIN_HEIGHT, only_here=diff.only_a
+        "twin_plot_a": gr.update(
+            value=figure(
+                session, title="IG reward (the run above)", height=TWIN_HEIGHT, only_here=diff.only_a
+            ),
+            visible=True,
         ),
-        "twin_plot_b": figure(
-            other, title="Constant reward (the twin)", height=TWIN_HEIGHT, only_here=diff.only_b
+        "twin_plot_b": gr.update(
+            value=figure(
+                other, title="Constant reward (the twin)", height=TWIN_HEIGHT, only_here=diff.only_b
+            ),
+            visible=True,
         ),
         "twin_diff": twin_markdown(diff, *sides),
     }

@@ -87,7 +87,6 @@ def _run_twin(session: Session, form: RunInputs, request: gr.Request | None) -> 
     yield {
         "twin_status": f"**Starting the twin** · {method_label(Method.CONSTANT)}…",
         "twin_diff": "",
-        "twin_row": gr.update(visible=True),
         "stop_btn": gr.update(interactive=True),
     }
     try:
@@ -113,7 +112,8 @@ def _run_twin(session: Session, form: RunInputs, request: gr.Request | None) -> 
                 "twin_status": f"**Running the twin** · round {rounds} of {settings.rounds} · {len(search.tree)} nodes"
             }
             if batch:
-                update["twin_plot_b"] = figure(view, title="Constant reward (the twin)", height=TWIN_HEIGHT)
+                fig = figure(view, title="Constant reward (the twin)", height=TWIN_HEIGHT)
+                update["twin_plot_b"] = gr.update(value=fig, visible=True)
             yield update
     finally:
         handlers._register(run_key, None)
