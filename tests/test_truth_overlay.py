@@ -258,3 +258,25 @@ def test_action_paths_match_nodes_across_trees_whatever_their_ids() -> None:
     assert not diff.only_a and not diff.only_b and diff.shared == len(path_keys(tree))
     assert overlay_for(tree, "demo") is not None, "the toy question is an example question"
     assert overlay_for(tree, "some-other-kb") is None
+
+
+def test_in_public_mode_the_twin_takes_the_visitors_one_place_like_a_run(toy_app, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from ui import public
+    from ui.public import PublicMode, RunGate
+
+    monkeypatch.setattr(public, "MODE", PublicMode.from_env({"PUBLIC_DEMO": "1", "POLICY_ENDPOINT": ""}))
+    monkeypatch.setattr(public, "GATE", RunGate(max_waiting=4, per_visitor=1))
+    request = SimpleNamespace(headers={}, client=SimpleNamespace(host="1.2.3.4"), session_hash="s1")
+    session = Session()
+    list(handlers.run(session, _form(), request, fresh=True))
+    held = public.claim(Session(), SimpleNamespace(headers={}, client=request.client, session_hash="s2"))
+    try:  # the visitor's other tab holds its one place: the twin waits its turn like a run
+        refused = list(twin.run_twin(session, _form(), request))
+        assert "Problem" in refused[-1]["twin_status"] and session.twin is None
+    finally:
+        public.release(held)
+    list(twin.run_twin(session, _form(), request))
+    assert session.twin is not None
+    public.release(public.claim(Session(), request))  # the twin gave its place back when it ended
