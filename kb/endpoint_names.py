@@ -195,6 +195,13 @@ class EndpointNames:
                     raise
                 log.warning("endpoint %s: a name scan timed out; ranking the matches so far", self.kb.url)
                 break
+            except EndpointUnavailable:
+                raise
+            except KBError as exc:
+                # A text-index expression the endpoint refuses (a noise word, a wildcard that
+                # matches too many words): the other step may still find candidates.
+                log.warning("endpoint %s: name search step refused (%s)", self.kb.url, exc)
+                continue
             found += [e for e in more if e not in found]
         if fl.index_entities_only:
             found = [e for e in found if fl.is_entity_iri(e)]

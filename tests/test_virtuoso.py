@@ -39,7 +39,7 @@ from tests.oxigraph_server import DATA
 fbqa_virtuoso = virtuoso.fbqa_virtuoso
 
 PARITY_QUESTIONS = 24
-# Entities whose SearchGraphPatterns differ on Virtuoso (see the parity test): China, USA.
+# Entities whose SearchGraphPatterns may differ on Virtuoso (lost groups, see below): China, USA.
 GROUPS_LOST = frozenset({"m.0d05w3", "m.09c7w0"})
 GUIDED_QUESTIONS = 10
 # A COUNT over a three-way join: minutes on this data (it ran past a 60 s
@@ -129,21 +129,27 @@ def test_the_five_tools_give_the_same_observations_on_real_questions(both) -> No
     assert tools_seen == {"SearchNodes", "SearchGraphPatterns", "ExecuteSPARQL", "SearchTypes", "Done"}
 
 
-def test_virtuoso_drops_groups_of_a_min_over_mixed_values(fbqa_virtuoso, local_rows) -> None:
-    """Known difference: Virtuoso 7.2.5 loses `GROUP BY ?p ?q` groups of SearchGraphPatterns'
-    two-hop (CVT) query when their MIN(?t) runs over IRIs and literals together (USA: 18
-    of 30 groups; with MIN(STR(?t)) or COUNT all 30), so fewer relations reach the ranking
-    for such entities. What it shows is still right. When this fails, Virtuoso is fixed:
-    drop GROUPS_LOST and the note in docs/virtuoso.md."""
+def test_virtuoso_may_drop_groups_of_a_min_over_mixed_values(fbqa_virtuoso, local_rows) -> None:
+    """Known difference: Virtuoso 7.2.5 may lose `GROUP BY ?p ?q` groups of SearchGraphPatterns'
+    two-hop (CVT) query when their MIN(?t) runs over IRIs and literals together (USA: 18 of
+    30 groups in most runs here, all 30 in some; COUNT gives all 30 every time), so fewer
+    relations may reach the ranking for such entities (GROUPS_LOST). What it returns is right:
+    the groups it keeps are the embedded store's, with the same MIN."""
     name = "<http://rdf.freebase.com/ns/type.object.name>"
     body = (
         "WHERE { VALUES ?e { ns:m.09c7w0 } ?e ?p ?c . "
         f"FILTER(!isLiteral(?c) && NOT EXISTS {{ ?c {name} ?n }}) ?c ?q ?t . FILTER(?t != ?e) }} GROUP BY ?p ?q"
     )
     kb = RemoteKB(fbqa_virtuoso.url, name_index=False)
-    assert len(local_rows(f"SELECT ?p ?q (MIN(?t) AS ?s) {body}")) == 30
+    want = set(local_rows(f"SELECT ?p ?q (MIN(?t) AS ?s) {body}"))
+    assert len(want) == 30
     assert len(kb.query(f"SELECT ?p ?q (COUNT(*) AS ?s) {body}").rows) == 30
-    assert len(kb.query(f"SELECT ?p ?q (MIN(?t) AS ?s) {body}").rows) < 30
+    got = kb.query(f"SELECT ?p ?q (MIN(?t) AS ?s) {body}").rows
+    groups = {row[:2]: row[2] for row in want}
+    assert got and all(row[:2] in groups for row in got)
+    # Literal minima are the same; an IRI minimum is by Virtuoso's ids (the sample difference).
+    literal = [row for row in got if row[2] is not None and row[2].kind == groups[row[:2]].kind == "literal"]
+    assert all(row[2] == groups[row[:2]] for row in literal)
 
 
 @pytest.fixture(scope="module")
@@ -174,6 +180,7 @@ def test_accents_and_a_letter_too_few_are_found_through_bif_contains_alone(fbqa_
     assert kb.search_names("quebec", 3)[0].name == "Québec"
     assert kb.search_names("Taylor Swit", 3)[0].name == "Taylor Swift"
     assert kb.search_names("barak obama", 3)[0].name == "Barack Obama"
+    assert kb.search_names("the lorax", 3)[0].name == "The Lorax"  # "the": a short word, no wildcard
 
 
 def test_the_endpoint_index_is_the_embedded_index(fbqa_kb, indexed) -> None:
@@ -217,7 +224,7 @@ def _record_answers(world, records: list[dict]) -> list[list[str]]:
     from mcts.search.loop import run_search
     from mcts.search.settings import Method, SearchSettings
 
-    settings = SearchSettings(method=Method.SINGLE, max_depth=4)
+    settings = SearchSettings(method=Method.SINGLE, max_depth=3)  # 1-hop: nodes, patterns, query
     answers = []
     for record in records:
         _search, result = run_search(
@@ -230,12 +237,25 @@ def _record_answers(world, records: list[dict]) -> list[list[str]]:
 @pytest.mark.slow
 def test_guided_single_paths_answer_the_same_on_virtuoso_and_embedded(fbqa_dir: Path, fbqa_kb, fbqa_virtuoso):
     from mcts.agents.world import build_world
+    from tests.test_guided_remote import MemoScorer
 
     records = [r for r in dev_records(60) if r.get("hops") == 1][:GUIDED_QUESTIONS]
     embedded = build_world(str(fbqa_dir / "kb.nt.gz"))  # the shipped default; models shared
     remote = build_world(fbqa_virtuoso.url)
     assert remote.policy.model is embedded.policy.model  # one copy of the weights
-    want, got = _record_answers(embedded, records), _record_answers(remote, records)
+    # One remembered LM scorer for both: where the Virtuoso path reaches the very state the
+    # embedded path reached, its scores are not computed twice (a diverging path is scored
+    # afresh). The worlds are shared with other tests: their scorers are put back after.
+    scorers = embedded.policy.scorer, remote.policy.scorer
+    embedded.policy.scorer = remote.policy.scorer = MemoScorer(scorers[0])
+    try:
+        started = time.monotonic()
+        want = _record_answers(embedded, records)
+        middle = time.monotonic()
+        got = _record_answers(remote, records)
+        print(f"single paths: embedded {middle - started:.0f} s, Virtuoso {time.monotonic() - middle:.0f} s")
+    finally:
+        embedded.policy.scorer, remote.policy.scorer = scorers
     print(json.dumps({"embedded": want, "virtuoso": got}, indent=1))
     assert len(records) == GUIDED_QUESTIONS and got == want
     assert sum(bool(a) for a in got) >= GUIDED_QUESTIONS // 2  # not equal because both are empty

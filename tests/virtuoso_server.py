@@ -130,7 +130,9 @@ def isql(isql_binary: str, sql_port: int, script: str, timeout_s: float = 300) -
 
 
 def _load_script(data: Path, graph: str) -> str:
-    rules = "".join(f"DB.DBA.RDF_OBJ_FT_RULE_ADD(null, '{p}', 'names{i}');\n" for i, p in enumerate(TEXT_INDEXED))
+    rules = "".join(
+        f"DB.DBA.RDF_OBJ_FT_RULE_ADD(null, '{p}', 'names{i}');\n" for i, p in enumerate(TEXT_INDEXED)
+    )
     return (
         rules + f"ld_dir('{data.parent}', '{data.name}', '{graph}');\n"
         "rdf_loader_run();\n"
