@@ -283,3 +283,28 @@ def test_data_folder_present_or_skipped() -> None:
     if not Path(FBQA_KB).exists():
         pytest.skip(f"real data absent: {FBQA_KB}")
     assert FBQA_KB.stat().st_size > 1_000_000
+
+
+# --- the endpoint's name index (kb.endpoint_names) -------------------------------------------
+
+
+def test_a_small_endpoint_holds_the_embedded_index_read_in_pages(fbqa_server, fbqa_kb, monkeypatch) -> None:
+    from kb import endpoint_names
+
+    monkeypatch.setattr(endpoint_names, "PAGE_ROWS", 3_000)  # many pages, each one entity on
+    kb = RemoteKB(fbqa_server.url)
+    assert kb.names is not None and len(kb.names) == len(fbqa_kb.names)
+    for typed in ("tom hank", "Tom Haks", "quebec", "Obama"):
+        assert kb.search_names(typed, 10) == fbqa_kb.search_names(typed, 10), typed
+
+
+def test_a_big_endpoint_is_searched_where_it_lies_typos_included(fbqa_server, monkeypatch) -> None:
+    from kb import endpoint_names
+
+    monkeypatch.setattr(endpoint_names, "MAX_INDEXED_NAMES", 1_000)  # the subset counts as big
+    kb = RemoteKB(fbqa_server.url)
+    assert kb.names is None
+    for typed in ("tom hank", "Tom Hankss", "TOM HANKS", "quebec"):
+        assert kb.search_names(typed, 10)[0].name in ("Tom Hanks", "Québec"), typed
+    with pytest.raises(KBError, match="no name index"):
+        kb.find_mentions("Where was Tom Hanks born?")
