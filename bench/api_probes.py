@@ -98,7 +98,7 @@ def _slow_toy_world(call_s: float = 0.3) -> tuple[Callable[..., Any], list[int]]
 def build_probes(
     api: Api, folder: Path, running: list[int]
 ) -> list[tuple[str, str, str, Callable[[], bool]]]:
-    from bench.probes_public import ISSUE_TRACES
+    from bench.probes_public import ISSUE_TRACES, mutated_trace
     from tests import toy_world
     from tests.markup_trace import write_markup_trace
     from ui import public
@@ -213,19 +213,10 @@ def build_probes(
     # ---- uploaded traces
     load = api.fn("load_trace")
     real = json.loads((REPO / "examples" / "traces" / "fast-obama.json").read_text())
-    step = next(i for i, n in enumerate(real["nodes"]) if n["step"] and n["step"]["action"])
-    event = next(i for i, e in enumerate(real["events"]) if e["kind"] == "values_backed_up")
 
     def upload_case(path: str, value: Any) -> Path:
-        data = json.loads(json.dumps(real))
-        path = path.replace("STEP", f"nodes.{step}.step").replace("PATH_EVENT", f"events.{event}")
-        *head, last = path.split(".")
-        target: Any = data
-        for part in head:
-            target = target[int(part)] if part.isdigit() else target[part]
-        target[int(last) if last.isdigit() else last] = value
         out = folder / f"api-{len(probes)}.json"
-        out.write_text(json.dumps(data))
+        out.write_text(json.dumps(mutated_trace(real, path, value)))
         return out
 
     def loads_clearly(path: Path) -> bool:

@@ -122,22 +122,28 @@ ISSUE_TRACES: list[tuple[str, str, Any]] = [
 ]
 
 
+def mutated_trace(real: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A copy of the trace `real` with the field at `path` (dotted, as in `ISSUE_TRACES`:
+    STEP is the first node's step with an action, PATH_EVENT the first values_backed_up
+    event) set to `value`."""
+    step = next(i for i, n in enumerate(real["nodes"]) if n["step"] and n["step"]["action"])
+    event = next(i for i, e in enumerate(real["events"]) if e["kind"] == "values_backed_up")
+    data = json.loads(json.dumps(real))
+    path = path.replace("STEP", f"nodes.{step}.step").replace("PATH_EVENT", f"events.{event}")
+    *head, last = path.split(".")
+    target: Any = data
+    for part in head:
+        target = target[int(part)] if part.isdigit() else target[part]
+    target[int(last) if last.isdigit() else last] = value
+    return data
+
+
 def _trace_probes(add: Add, folder: Path, real: dict[str, Any]) -> None:
     from mcts.search.trace import TraceError, load_trace
 
-    step = next(i for i, n in enumerate(real["nodes"]) if n["step"] and n["step"]["action"])
-    event = next(i for i, e in enumerate(real["events"]) if e["kind"] == "values_backed_up")
-
     def mutated(path: str, value: Any) -> Path:
-        data = json.loads(json.dumps(real))
-        path = path.replace("STEP", f"nodes.{step}.step").replace("PATH_EVENT", f"events.{event}")
-        *head, last = path.split(".")
-        target: Any = data
-        for part in head:
-            target = target[int(part)] if part.isdigit() else target[part]
-        target[int(last) if last.isdigit() else last] = value
         out = folder / f"issue29-{abs(hash(path)) % 10**8}.json"
-        out.write_text(json.dumps(data))
+        out.write_text(json.dumps(mutated_trace(real, path, value)))
         return out
 
     def clear(path: Path) -> bool:

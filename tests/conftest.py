@@ -1,4 +1,5 @@
-"""Shared fixtures: the real Freebase subset, a tiny hand-written KB, the demo KB.
+"""Shared fixtures: the real Freebase subset, a tiny hand-written KB, the demo KB, and
+headless Chromium for the browser tests (`tests.browser_support`).
 
 The real data is read from ../shared/data/fbqa (never copied into the project); tests
 that need it skip with a clear message when that folder is absent.
@@ -93,3 +94,13 @@ def demo_kb():
     if not DEMO_KB.exists():
         pytest.skip(f"bundled demo KB not written yet: {DEMO_KB}")
     return open_kb("demo")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for one test module; skips with a message when it is absent."""
+    from tests.browser_support import chromium, require_chromium
+
+    require_chromium()
+    with chromium() as b:
+        yield b

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
+from tests.browser_support import private_run_cache, served
 from ui.forms import SETTINGS_FIELDS
 from ui.render import MAIN_OUTPUTS
 
@@ -51,19 +52,10 @@ def named(output: tuple, names: tuple[str, ...]) -> dict:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    import app
-
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCTS_KBQA_RUN_CACHE", str(tmp_path_factory.mktemp("run-cache")))  # a fresh, private cache
-    demo = app.build_app()
-    demo.launch(
-        prevent_thread_lock=True, server_port=None, server_name="127.0.0.1", quiet=True, **app.launch_kwargs()
-    )
-    try:
-        yield demo.local_url
-    finally:
-        demo.close()
-        mp.undo()
+    with pytest.MonkeyPatch.context() as mp:
+        private_run_cache(mp, tmp_path_factory)
+        with served() as url:
+            yield url
 
 
 def client(url: str):

@@ -16,42 +16,25 @@ import pytest
 
 from mcts.search.settings import SearchSettings
 from mcts.search.trace import load_trace
+from tests.browser_support import (
+    in_viewport,
+    pick_node_by_keyboard,
+    private_run_cache,
+    require_chromium,
+    served,
+)
 from ui.config import TRACES_DIR
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(
-            "chromium not found at /usr/bin/chromium: run `make browser-deps` (apt-get install chromium)"
-        )
-    pytest.importorskip("playwright.sync_api")
-    import app
-
-    mp = pytest.MonkeyPatch()
-    mp.setenv("MCTS_KBQA_RUN_CACHE", str(tmp_path_factory.mktemp("run-cache")))  # the first run searches
-    demo = app.build_app(defaults=SearchSettings(rounds=2, k=3))
-    demo.launch(
-        prevent_thread_lock=True, server_port=None, server_name="127.0.0.1", quiet=True, **app.launch_kwargs()
-    )
-    try:
-        yield demo.local_url
-    finally:
-        demo.close()
-        mp.undo()
+    require_chromium()
+    with pytest.MonkeyPatch.context() as mp:
+        private_run_cache(mp, tmp_path_factory)  # the first run searches
+        with served(defaults=SearchSettings(rounds=2, k=3)) as address:
+            yield address
 
 
 @pytest.fixture()
@@ -59,22 +42,6 @@ def shots(tmp_path) -> Path:
     out = Path(os.environ.get("MCTS_SCREENSHOT_DIR", tmp_path))
     out.mkdir(parents=True, exist_ok=True)
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
-
-
-def in_viewport(page, selector: str) -> bool:
-    box = page.locator(selector).bounding_box()
-    view = page.viewport_size
-    return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 40) <= view["height"]
 
 
 def test_run_shows_status_in_view_then_tree_gold_answer_click_and_keyboard_inspect(
@@ -128,12 +95,7 @@ def test_run_shows_status_in_view_then_tree_gold_answer_click_and_keyboard_inspe
     page.set_viewport_size({"width": 1280, "height": 800})
 
     # Keyboard only: focus the node list, type an id to filter, arrow down, Enter.
-    dd = page.locator("#node-dd input")
-    dd.focus()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("0 ·")
-    page.keyboard.press("ArrowDown")
-    page.keyboard.press("Enter")
+    pick_node_by_keyboard(page, 0)
     expect(detail).to_contain_text("Node 0 · the question", timeout=30_000)
     page.close()
 

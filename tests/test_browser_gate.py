@@ -9,65 +9,46 @@ the run and the same visitor's next run starts.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from tests.browser_support import require_chromium, served
 from ui import public
 from ui.run_gate import RunGate
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def url(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(
-            "chromium not found at /usr/bin/chromium: run `make browser-deps` (apt-get install chromium)"
-        )
-    pytest.importorskip("playwright.sync_api")
-    import app
+def url():
+    require_chromium()
     from bench.api_probes import _slow_toy_world
     from ui import handlers
 
-    mp = pytest.MonkeyPatch()
     world, _ = _slow_toy_world(2.0)  # a run lasts several seconds: the second tab meets it
-    mp.setattr(handlers, "get_world", world)
-    mp.setattr(handlers, "_cache_key", lambda *a, **k: None)  # every run searches
-    mp.setattr(public, "MODE", public.PublicMode.from_env({"PUBLIC_DEMO": "1"}))
-    mp.setattr(public, "GATE", RunGate(max_waiting=8, per_visitor=1, per_range=4))
-    demo = app.build_app()
-    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, **app.launch_kwargs())
-    try:
-        yield demo.local_url
-    finally:
-        demo.close()
-        mp.undo()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(handlers, "get_world", world)
+        mp.setattr(handlers, "_cache_key", lambda *a, **k: None)  # every run searches
+        mp.setattr(public, "MODE", public.PublicMode.from_env({"PUBLIC_DEMO": "1"}))
+        mp.setattr(public, "GATE", RunGate(max_waiting=8, per_visitor=1, per_range=4))
+        with served() as address:
+            yield address
 
 
-def test_one_visitor_one_run_then_stop_and_run_again(url) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_one_visitor_one_run_then_stop_and_run_again(url, browser) -> None:
+    from playwright.sync_api import expect
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            first = browser.new_context().new_page()
-            first.goto(url)
-            first.locator("#question textarea").fill("Who directed Inception?")
-            first.locator("#run-btn").click()
-            expect(first.locator("#status")).to_contain_text("round", timeout=30_000)
-            second = browser.new_context().new_page()  # another tab (its own session), same address
-            second.goto(url)
-            second.locator("#question textarea").fill("Who directed Inception?")
-            second.locator("#run-btn").click()
-            expect(second.get_by_text("already have a run").first).to_be_visible(timeout=30_000)
-            expect(first.locator("#stop-btn")).to_be_enabled(timeout=30_000)
-            first.locator("#stop-btn").click()
-            expect(first.locator("#status")).to_contain_text("cancelled", timeout=60_000)
-            second.locator("#run-btn").click()
-            expect(second.locator("#status")).to_contain_text("Finished", timeout=90_000)
-        finally:
-            browser.close()
+    first = browser.new_context().new_page()
+    first.goto(url)
+    first.locator("#question textarea").fill("Who directed Inception?")
+    first.locator("#run-btn").click()
+    expect(first.locator("#status")).to_contain_text("round", timeout=30_000)
+    second = browser.new_context().new_page()  # another tab (its own session), same address
+    second.goto(url)
+    second.locator("#question textarea").fill("Who directed Inception?")
+    second.locator("#run-btn").click()
+    expect(second.get_by_text("already have a run").first).to_be_visible(timeout=30_000)
+    expect(first.locator("#stop-btn")).to_be_enabled(timeout=30_000)
+    first.locator("#stop-btn").click()
+    expect(first.locator("#status")).to_contain_text("cancelled", timeout=60_000)
+    second.locator("#run-btn").click()
+    expect(second.locator("#status")).to_contain_text("Finished", timeout=90_000)

@@ -18,7 +18,13 @@ import pytest
 from kb.actions import Action
 from mcts.agents.world import World
 from mcts.search.run_meta import RunMeta
-from tests.test_browser import ARGS, CHROMIUM, in_viewport
+from tests.browser_support import (
+    in_viewport,
+    pick_node_by_keyboard,
+    private_run_cache,
+    require_chromium,
+    served,
+)
 from tests.toy_world import BAD, EMPTY, GOOD, ROOT_MENU, ToyPolicy, ToyScorer, ToyTools
 
 pytestmark = [pytest.mark.browser]
@@ -63,54 +69,26 @@ def toy_world(form, method) -> World:
     return World(kb=None, tools=ToyTools(), policy=SlowToyPolicy(), scorer=ToyScorer(), meta=meta)
 
 
-def seed_run_cache(folder) -> None:
-    """The shipped traces as this machine's cached runs: the examples replay even while
-    the agent code's fingerprint has moved past the shipped manifest's."""
-    from mcts.search.trace import load_trace
-    from ui import run_cache
-    from ui.config import TRACES_DIR
+def serve_on_toy_world(mp: pytest.MonkeyPatch, tmp_path_factory):
+    """The app with the shipped traces as cached runs and the slow toy world for a live run
+    (patched on `mp`), served: a context manager giving its address."""
+    from ui import handlers
 
-    for path in sorted(TRACES_DIR.glob("*-*.json")):
-        trace = load_trace(path)
-        run_cache.store(trace, run_cache.trace_key(trace), folder=folder)
+    private_run_cache(mp, tmp_path_factory, seeded=True)
+    mp.setattr(handlers, "get_world", toy_world)
+    mp.setattr(handlers, "is_warm", lambda form, method: True)
+    return served()  # the machine's defaults: the small preset on a CPU, as the traces ran
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(
-            "chromium not found at /usr/bin/chromium: run `make browser-deps` (apt-get install chromium)"
-        )
-    pytest.importorskip("playwright.sync_api")
-    import app
-    from ui import handlers, rescoring
+    require_chromium()
+    from ui import rescoring
 
-    mp = pytest.MonkeyPatch()
-    cache = tmp_path_factory.mktemp("run-cache")
-    mp.setenv("MCTS_KBQA_RUN_CACHE", str(cache))
-    seed_run_cache(cache)
-    mp.setattr(handlers, "get_world", toy_world)
-    mp.setattr(handlers, "is_warm", lambda form, method: True)
-    mp.setattr(rescoring, "get_scorer", lambda name: (LengthScorer(), "toy-length"))
-    demo = app.build_app()  # the machine's defaults: the small preset on a CPU, as the traces ran
-    demo.launch(
-        prevent_thread_lock=True, server_port=None, server_name="127.0.0.1", quiet=True, **app.launch_kwargs()
-    )
-    try:
-        yield demo.local_url
-    finally:
-        demo.close()
-        mp.undo()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rescoring, "get_scorer", lambda name: (LengthScorer(), "toy-length"))
+        with serve_on_toy_world(mp, tmp_path_factory) as address:
+            yield address
 
 
 def open_page(browser, url, width=1280, height=800):
@@ -260,12 +238,7 @@ def test_the_inspector_and_the_node_table_gloss_uct_wn_and_the_prior(url, browse
     page = open_page(browser, url)
     run_question(page, OBAMA)
     expect(page.locator("#status")).to_contain_text("Finished", timeout=60_000)
-    dd = page.locator("#node-dd input")
-    dd.focus()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("1 ·")
-    page.keyboard.press("ArrowDown")
-    page.keyboard.press("Enter")
+    pick_node_by_keyboard(page, 1)
     detail = page.locator("#node-detail")
     expect(detail).to_contain_text(re.compile(r"Node [1-9]\d* · depth"), timeout=30_000)
     expect(detail).to_contain_text("UCT = W/N + c")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_browser import ARGS, CHROMIUM
-from tests.test_browser_teacher import seed_run_cache, toy_world
+from tests.browser_support import require_chromium
+from tests.test_browser_teacher import serve_on_toy_world
 
 pytestmark = [pytest.mark.browser]
 
@@ -20,40 +20,13 @@ INCEPTION = "Who directed Inception?"  # an example with a shipped Fast MCTS and
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(
-            "chromium not found at /usr/bin/chromium: run `make browser-deps` (apt-get install chromium)"
-        )
-    pytest.importorskip("playwright.sync_api")
-    import app
+    require_chromium()
     from ui import handlers
 
-    mp = pytest.MonkeyPatch()
-    cache = tmp_path_factory.mktemp("run-cache")
-    mp.setenv("MCTS_KBQA_RUN_CACHE", str(cache))
-    seed_run_cache(cache)
-    mp.setattr(handlers, "get_world", toy_world)
-    mp.setattr(handlers, "is_warm", lambda form, method: True)
-    mp.setattr(handlers, "REPLAY_ROUND_S", 0.02)  # the replay's animation, shortened
-    demo = app.build_app()  # the small preset on a CPU, as the traces ran
-    demo.launch(
-        prevent_thread_lock=True, server_port=None, server_name="127.0.0.1", quiet=True, **app.launch_kwargs()
-    )
-    try:
-        yield demo.local_url
-    finally:
-        demo.close()
-        mp.undo()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(handlers, "REPLAY_ROUND_S", 0.02)  # the replay's animation, shortened
+        with serve_on_toy_world(mp, tmp_path_factory) as address:
+            yield address
 
 
 def test_the_truth_overlay_and_the_twin_on_an_example_question(url, browser) -> None:

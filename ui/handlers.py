@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import gradio as gr
 
+from mcts.agents.world import World
+from mcts.search.events import Event
 from mcts.search.loop import Search, one_line
 from mcts.search.settings import Method, SearchSettings
 from mcts.search.trace import Trace, trace_from_search
@@ -49,6 +52,60 @@ def _register(key: str, search: Search | None) -> None:
             _ACTIVE.pop(key, None)
         else:
             _ACTIVE[key] = search
+
+
+F = TypeVar("F", RunInputs, CompareInputs)
+
+
+def gated(
+    session: Session,
+    form: F,
+    request: gr.Request | None,
+    body: Callable[[F], Iterator[dict[str, Any]]],
+    problem: Callable[[str], dict[str, Any]],
+) -> Iterator[dict[str, Any]]:
+    """`body(form)` behind public mode's door (`ui.public`): the form as the operator allows
+    it and one place in the run queue for the visitor, given back when the body ends
+    (finished, failed or closed). A refusal is the one update `problem(line)`."""
+    try:
+        form = public.enforce(form, public.MODE)
+        ticket = public.claim(session, request)
+    except (ValueError, public.Busy) as exc:
+        yield problem(str(exc))
+        return
+    try:
+        yield from body(form)
+    finally:
+        public.release(ticket)
+
+
+@contextmanager
+def live(key: str, search: Search, started_s: float) -> Iterator[Iterator[list[Event]]]:
+    """While open, Stop reaches `search` by the session `key`; gives the search's event
+    batches (`ui.stream.pump`) under public mode's per-run wall clock, counted from
+    `started_s`: past it the search is cancelled and the tree so far kept."""
+    batches = _within_time(search, started_s)
+    _register(key, search)
+    try:
+        yield batches
+    finally:
+        batches.close()  # closing the pump cancels a search still running
+        _register(key, None)
+
+
+def _within_time(search: Search, started_s: float) -> Iterator[list[Event]]:
+    for batch in pump(search):
+        if public.over_time(started_s) and not search.cancelled:
+            search.cancel()
+        yield batch
+
+
+def form_search(question: str, settings: SearchSettings, world: World, form: RunInputs) -> Search:
+    """A search of `question` in `world` with the form's cleaning rules and IG prompt."""
+    return Search(
+        question, settings, policy=world.policy, scorer=world.scorer, tools=world.tools,
+        cleaning_rules=form.cleaning_rules(), ig_prompt=form.ig_prompt.strip(), meta=world.meta,
+    )  # fmt: skip
 
 
 def _problem(message: str) -> dict[str, Any]:
@@ -86,16 +143,7 @@ def run(
     An example question with settings already seen replays its cached run instead,
     unless `fresh`. Public mode (`ui.public`): the operator's KBs and models whatever the
     form sent, one place in the run queue per visitor, a wall-clock limit."""
-    try:
-        form = public.enforce(form, public.MODE)
-        ticket = public.claim(session, request)
-    except (ValueError, public.Busy) as exc:
-        yield _problem(str(exc))
-        return
-    try:
-        yield from _run(session, form, request, fresh)
-    finally:
-        public.release(ticket)
+    yield from gated(session, form, request, lambda f: _run(session, f, request, fresh), _problem)
 
 
 def _run(
@@ -131,29 +179,20 @@ def _run(
     except Exception as exc:  # bad KB spec, unreachable endpoint, model that will not load
         yield _problem(one_line(exc))
         return
-    search = Search(
-        question, settings, policy=world.policy, scorer=world.scorer, tools=world.tools,
-        cleaning_rules=form.cleaning_rules(), ig_prompt=form.ig_prompt.strip(), meta=world.meta,
-    )  # fmt: skip
+    search = form_search(question, settings, world, form)
     session.reset()
     session.tree, session.settings, session.meta = search.tree, settings, world.meta
     session.rules, session.ig_prompt = search.cleaning_rules, search.ig_prompt
     session.started_at = time.perf_counter()
-    key = session_key(request, session)
-    _register(key, search)
-    try:
+    with live(session_key(request, session), search, session.started_at) as batches:
         yield {**tree_view(session, _running_status(session, search, "Starting")), "stop_btn": _enabled(True)}
-        for batch in pump(search):
-            if public.over_time(session.started_at) and not search.cancelled:
-                search.cancel()  # the public per-run limit: the tree so far is kept
+        for batch in batches:
             phase = "Stopping" if search.cancelled else "Running"
             if not batch:  # a model call in flight: tick the clock only
                 yield {"status": _running_status(session, search, phase)}
                 continue
             session.absorb(batch)
             yield tree_view(session, _running_status(session, search, phase), cost=search.cost())
-    finally:
-        _register(key, None)
     session.result = search.result
     trace = trace_from_search(search)
     session.trace_path = write_trace(trace, settings.method.value, owner=session)
@@ -278,16 +317,10 @@ def compare(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> Iterator[dict[str, Any]]:
     """Run two methods one after the other on the same question; trees and costs side by side."""
-    try:
-        form = public.enforce(form, public.MODE)
-        ticket = public.claim(session, request)
-    except (ValueError, public.Busy) as exc:
-        yield {"compare_status": f"**Problem:** {public.escape(exc)}"}
-        return
-    try:
-        yield from _compare(session, form, request)
-    finally:
-        public.release(ticket)
+    yield from gated(
+        session, form, request, lambda f: _compare(session, f, request),
+        lambda line: {"compare_status": f"**Problem:** {public.escape(line)}"},
+    )  # fmt: skip
 
 
 def _compare(session: Session, form: CompareInputs, request: gr.Request | None) -> Iterator[dict[str, Any]]:
@@ -321,11 +354,8 @@ def _compare(session: Session, form: CompareInputs, request: gr.Request | None) 
             q, settings, policy=world.policy, scorer=world.scorer, tools=world.tools, meta=world.meta
         )
         view = Session(tree=search.tree, settings=settings, meta=world.meta)
-        _register(key, search)
-        try:
-            for batch in pump(search):
-                if public.over_time(started) and not search.cancelled:
-                    search.cancel()  # the public per-run limit covers both methods
+        with live(key, search, started) as batches:  # `started`: the public per-run limit covers both methods
+            for batch in batches:
                 status = _running_status(view, search, f"Running {label}")
                 if not batch:
                     yield {"compare_status": status}
@@ -336,8 +366,6 @@ def _compare(session: Session, form: CompareInputs, request: gr.Request | None) 
                     f"plot_{pane}": figure(view, height=460),
                     f"cost_{pane}": cost_markdown(search.cost()),
                 }
-        finally:
-            _register(key, None)
         view.result = res = search.result
         answer = public.escape(", ".join(v.name for v in res.answer) if res and res.answer else "no answer")
         stop_reason = public.escape(res.stop_reason.replace("_", " ") if res else "?")

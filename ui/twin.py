@@ -19,7 +19,7 @@ from typing import Any
 
 import gradio as gr
 
-from mcts.search.loop import Search, one_line
+from mcts.search.loop import one_line
 from mcts.search.settings import Method, SearchSettings
 from mcts.search.trace import trace_from_search
 from ui import handlers, public, run_cache
@@ -27,7 +27,6 @@ from ui.forms import RunInputs
 from ui.labels import method_label
 from ui.render import TWIN_HEIGHT, figure, twin_view
 from ui.session import Session, TwinRun
-from ui.stream import pump
 from viz.escape import md
 
 
@@ -57,16 +56,7 @@ def run_twin(
     request: gr.Request = None,  # type: ignore[assignment]
 ) -> Iterator[dict[str, Any]]:
     """Run (or replay from the cache) the constant-reward twin of the run on screen."""
-    try:
-        form = public.enforce(form, public.MODE)
-        ticket = public.claim(session, request)
-    except (ValueError, public.Busy) as exc:
-        yield _problem(str(exc))
-        return
-    try:
-        yield from _run_twin(session, form, request)
-    finally:
-        public.release(ticket)
+    yield from handlers.gated(session, form, request, lambda f: _run_twin(session, f, request), _problem)
 
 
 def _run_twin(session: Session, form: RunInputs, request: gr.Request | None) -> Iterator[dict[str, Any]]:
@@ -94,18 +84,12 @@ def _run_twin(session: Session, form: RunInputs, request: gr.Request | None) -> 
     except Exception as exc:  # a KB or model that will not load
         yield _problem(one_line(exc))
         return
-    search = Search(
-        question, settings, policy=world.policy, scorer=world.scorer, tools=world.tools,
-        cleaning_rules=twin_form.cleaning_rules(), ig_prompt=twin_form.ig_prompt.strip(), meta=world.meta,
-    )  # fmt: skip
+    search = handlers.form_search(question, settings, world, twin_form)
     view = Session(tree=search.tree, settings=settings, meta=world.meta)
     started = view.started_at = time.perf_counter()
     run_key = handlers.session_key(request, session)
-    handlers._register(run_key, search)  # the Search tab's Stop reaches the twin too
-    try:
-        for batch in pump(search):
-            if public.over_time(started) and not search.cancelled:
-                search.cancel()  # the public per-run limit: the tree so far is kept
+    with handlers.live(run_key, search, started) as batches:  # the Search tab's Stop reaches the twin too
+        for batch in batches:
             view.absorb(batch)
             rounds = sum(1 for e in view.events if e.kind == "round_started")
             update: dict[str, Any] = {
@@ -115,8 +99,6 @@ def _run_twin(session: Session, form: RunInputs, request: gr.Request | None) -> 
                 fig = figure(view, title="Constant reward (the twin)", height=TWIN_HEIGHT)
                 update["twin_plot_b"] = gr.update(value=fig, visible=True)
             yield update
-    finally:
-        handlers._register(run_key, None)
     yield {"stop_btn": gr.update(interactive=False)}
     result = search.result
     if key and result is not None and result.stop_reason not in ("cancelled", "error"):
