@@ -12,6 +12,8 @@ Three facets beside the hop count, each read from the question record or its id:
   not ("does it generalise?") are different claims.
 - **part**: which part of the fixed split (`examples/splits/fbqa_dev.json`) the question
   belongs to, so a report can refuse to pool parts.
+- **held out**: whether the question was used for no choice: a dev test question, or a demo
+  question after the 16 the `small` preset was chosen on (`examples/splits/demo.json`).
 
 Knows nothing of search, models or the CLI.
 """
@@ -20,12 +22,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 SPLIT_FILE = Path(__file__).resolve().parents[2] / "examples" / "splits" / "fbqa_dev.json"
+DEMO_SPLIT_FILE = SPLIT_FILE.with_name("demo.json")
 SPLIT_PARTS = ("train", "choose", "test")
 
 _SEED = re.compile(r"WebQ(?:Trn|Test)-\d+")
@@ -48,6 +51,7 @@ class SplitInfo:
 
     part_of: dict[str, str]  # question id -> train / choose / test
     train_families: frozenset[str]
+    held_out: dict[str, bool] = field(default_factory=dict)  # question id -> used for no choice
 
     def facets(self, question_id: str, record: dict[str, Any]) -> Facets:
         family = family_of(question_id)
@@ -57,6 +61,7 @@ class SplitInfo:
             family=family,
             family_in_train=(family in self.train_families) if family else None,
             part=self.part_of.get(question_id, ""),
+            held_out=self.held_out.get(question_id),
         )
 
 
@@ -66,23 +71,31 @@ class Facets:
     family: str = ""
     family_in_train: bool | None = None  # None: the question belongs to no family
     part: str = ""  # "" when the id is not in the split
+    held_out: bool | None = None  # None: no split says whether a choice was made on it
 
 
-def split_info_from(data: dict[str, Any]) -> SplitInfo:
+def split_info_from(data: dict[str, Any], demo: dict[str, Any] | None = None) -> SplitInfo:
     part_of = {str(qid): part for part in SPLIT_PARTS for qid in data.get(part, [])}
     families = data.get("train_families")
     if families is None:  # derive it: the rule is the same one the file was written with
         families = [family_of(q) for q in data.get("train", [])]
-    return SplitInfo(part_of=part_of, train_families=frozenset(f for f in families if f))
+    held_out = {qid: part == "test" for qid, part in part_of.items()}
+    for key, value in (("tuned_on", False), ("held_out", True)):
+        held_out.update({str(qid): value for qid in (demo or {}).get(key, [])})
+    return SplitInfo(part_of=part_of, train_families=frozenset(f for f in families if f), held_out=held_out)
 
 
-@lru_cache(maxsize=4)
-def load_split_info(path: str | Path = SPLIT_FILE) -> SplitInfo:
-    """The shipped split (or another file of its shape)."""
+def _read_object(path: str | Path) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read the split file {path}: {exc}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a split file is a JSON object with train / choose / test ids")
-    return split_info_from(data)
+        raise ValueError(f"{path}: a split file is a JSON object of id lists")
+    return data
+
+
+@lru_cache(maxsize=4)
+def load_split_info(path: str | Path = SPLIT_FILE, demo: str | Path | None = DEMO_SPLIT_FILE) -> SplitInfo:
+    """The shipped split (or another file of its shape), with the demo questions' tuning slice."""
+    return split_info_from(_read_object(path), _read_object(demo) if demo else None)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from mcts.evaluation.facets import load_split_info
 from mcts.evaluation.runner import EvalInputError, EvalRow, read_manifest, read_rows, result_files
 
 
@@ -102,6 +103,21 @@ def _adapter(row: EvalRow) -> str:
     return str(row.meta.get("policy_adapter") or "none")
 
 
+def with_split_facets(row: EvalRow) -> EvalRow:
+    """The row with the facets its id alone decides (family, part, held out) filled in where
+    its results line predates them; gold-path faithfulness needs the record, so stays as is."""
+    if row.held_out is not None or row.part:
+        return row
+    facets = load_split_info().facets(row.question_id, {"path_matches_gold_relations": row.faithful})
+    return replace(
+        row,
+        family=facets.family,
+        family_in_train=facets.family_in_train,
+        part=facets.part,
+        held_out=facets.held_out,
+    )
+
+
 def collect_rows(sources: Iterable[str | Path]) -> list[EvalRow]:
     """Rows from run directories and/or results files, one per (question, method)."""
     paths = source_files(sources)
@@ -110,7 +126,7 @@ def collect_rows(sources: Iterable[str | Path]) -> list[EvalRow]:
         key = (row.question_id, row.method)
         if key not in best or not row.error or best[key].error:
             best[key] = row
-    return list(best.values())
+    return [with_split_facets(r) for r in best.values()]
 
 
 def _methods_in(rows: Sequence[EvalRow], order: Sequence[str] | None) -> list[str]:
@@ -242,6 +258,8 @@ BREAKDOWN: tuple[Group, ...] = (
         "faithful one-hop, family unseen",
         lambda r: r.faithful is True and r.hops == 1 and r.family_in_train is False,
     ),
+    Group("used for a choice", lambda r: r.held_out is False),
+    Group("held out", lambda r: r.held_out is True),
 )
 
 
@@ -255,7 +273,8 @@ def breakdown(
     by_method = {m: [r for r in rows if r.method == m and r.question_id in common] for m in names}
     first = by_method[names[0]] if names else []
     columns = [(g, sum(1 for r in first if g.keep(r))) for g in groups]
-    columns = [(g, n) for g, n in columns if n]
+    # A column holding no question, or every question (under another name), says nothing new.
+    columns = [(g, n) for i, (g, n) in enumerate(columns) if n and (i == 0 or n < len(first))]
     table = {
         m: [_mean([r.f1 for r in mine if g.keep(r)]) for g, _ in columns] for m, mine in by_method.items()
     }

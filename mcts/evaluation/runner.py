@@ -127,6 +127,7 @@ class EvalRow:
     family: str = ""
     family_in_train: bool | None = None
     part: str = ""
+    held_out: bool | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
