@@ -125,3 +125,14 @@ def test_real_test_questions_get_their_facets(fbqa_dir):
     seen = [q for q in rows if q.facets.family_in_train]
     unseen = [q for q in rows if q.facets.family_in_train is False]
     assert seen and unseen
+
+
+def test_held_out_means_used_for_no_choice():
+    info = load_split_info()
+    data = json.loads(SPLIT_FILE.read_text())
+    assert info.facets(data["test"][0], {}).held_out is True
+    assert info.facets(data["train"][0], {}).held_out is False
+    assert info.facets(data["choose"][0], {}).held_out is False
+    # the small preset was chosen on the first 16 demo questions
+    assert info.facets("demo:016", {}).held_out is False and info.facets("demo:017", {}).held_out is True
+    assert info.facets("someone:else", {}).held_out is None
