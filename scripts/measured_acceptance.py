@@ -5,8 +5,10 @@
 
 Each argument is `NAME=RUN_DIR`: the per-question F1 of the `single`, `fast` and
 `constant` rows of that run's results (`results.jsonl` or its shards), on the questions all
-three finished. The `why` notes of a name already in the file are kept (they explain a claim
-not met; write them by hand, they are analysis). `tests/test_search_acceptance.py` reads the file.
+three finished, with each question's facets (hops, gold path faithful, family in training;
+`mcts.evaluation.facets`). The `why` notes of a name already in the file are kept (they
+explain a claim not met; write them by hand, they are analysis).
+`tests/test_search_acceptance.py` reads the file.
 """
 
 from __future__ import annotations
@@ -19,8 +21,12 @@ OUT = Path(__file__).resolve().parents[1] / "tests" / "measured_search_vs_greedy
 METHODS = ("single", "fast", "constant")
 
 
-def per_question_f1(run: Path) -> tuple[list[str], dict[str, list[float]]]:
+FACETS = ("hops", "faithful", "family_in_train")
+
+
+def per_question_f1(run: Path) -> tuple[list[str], dict[str, list[float]], dict[str, list[object]]]:
     f1: dict[str, dict[str, float]] = {m: {} for m in METHODS}
+    facets: dict[str, dict[str, object]] = {}
     files = sorted(run.glob("results*.jsonl"))  # unsharded and every shard, as `eval --merge` reads them
     lines = [line for path in files for line in path.read_text(encoding="utf-8").splitlines()]
     if not lines:
@@ -29,8 +35,10 @@ def per_question_f1(run: Path) -> tuple[list[str], dict[str, list[float]]]:
         row = json.loads(line)
         if row.get("method") in f1 and not row.get("error"):
             f1[row["method"]][row["question_id"]] = round(float(row["f1"]), 4)
+            facets[row["question_id"]] = {k: row.get(k) for k in FACETS}
     order = [q for q in f1["single"] if all(q in f1[m] for m in METHODS)]
-    return order, {m: [f1[m][q] for q in order] for m in METHODS}
+    by_facet = {k: [facets[q][k] for q in order] for k in FACETS}
+    return order, {m: [f1[m][q] for q in order] for m in METHODS}, by_facet
 
 
 def main() -> int:
@@ -44,8 +52,8 @@ def main() -> int:
     data: dict[str, object] = {"_source": "scripts/measured_acceptance.py " + " ".join(args.runs)}
     for spec in args.runs:
         name, _, run = spec.partition("=")
-        questions, f1 = per_question_f1(Path(run))
-        entry: dict[str, object] = {"questions": questions, "f1": f1}
+        questions, f1, facets = per_question_f1(Path(run))
+        entry: dict[str, object] = {"questions": questions, "f1": f1, "facets": facets}
         if isinstance(old.get(name), dict) and old[name].get("why"):
             entry["why"] = old[name]["why"]
         data[name] = entry
