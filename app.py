@@ -44,6 +44,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     from mcts.search.protocols import DEFAULT_IG_PROMPT
     from ui import form_notice, handlers, inspector, overlay, presets, public, replay, rescoring, traces, twin
     from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
+    from ui.fields import SettingNumber, SettingSlider
     from ui.forms import SETTINGS_FIELDS, CompareInputs, RunInputs
     from ui.render import EMPTY_DETAIL, MAIN_OUTPUTS, TWIN_OUTPUTS
     from ui.theme import ABOUT_MD, HEADER_HTML, LAB_MD
@@ -106,28 +107,28 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                             }
                         with gr.Accordion("Search settings", open=False, elem_id="settings"):
                             with gr.Row():
-                                c["rounds"] = gr.Slider(1, 30, value=d.rounds, step=1, label="rounds")
-                                c["k"] = gr.Slider(1, 10, value=d.k, step=1, label="k candidates")
+                                c["rounds"] = SettingSlider(1, 30, value=d.rounds, step=1, label="rounds")
+                                c["k"] = SettingSlider(1, 10, value=d.k, step=1, label="k candidates")
                             with gr.Row():
-                                c["c"] = gr.Number(d.c, label="UCT c", minimum=0)
-                                c["alpha"] = gr.Number(d.alpha, label="α (reward scale)", minimum=0)
-                                c["beta"] = gr.Number(d.beta, label="β (sharpness)", minimum=0)
+                                c["c"] = SettingNumber(d.c, label="UCT c", minimum=0)
+                                c["alpha"] = SettingNumber(d.alpha, label="α (reward scale)", minimum=0)
+                                c["beta"] = SettingNumber(d.beta, label="β (sharpness)", minimum=0)
                             with gr.Row():
-                                c["expected_depth"] = gr.Slider(
+                                c["expected_depth"] = SettingSlider(
                                     0, 20, value=d.expected_depth, step=1, label="expected depth"
                                 )
-                                c["max_depth"] = gr.Slider(
+                                c["max_depth"] = SettingSlider(
                                     1, 20, value=d.max_depth, step=1, label="max depth"
                                 )
                             with gr.Row():
-                                c["early_stop"] = gr.Slider(
+                                c["early_stop"] = SettingSlider(
                                     1,
                                     20,
                                     value=d.early_stop_terminals,
                                     step=1,
                                     label="early stop after answers",
                                 )
-                                c["seed"] = gr.Number(d.seed, label="seed", precision=0)
+                                c["seed"] = SettingNumber(d.seed, label="seed", precision=0)
                         with gr.Accordion("Models", open=False, visible=not public.MODE.enabled):
                             c["policy_kind"] = gr.Radio(
                                 ["guided", "react"], value=config.policy_kind, label="policy"
@@ -296,8 +297,9 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
         main = (*MAIN_OUTPUTS, "stop_btn", "examples_box")
         replay_out = (*replay.REPLAY_OUTPUTS, "stop_btn")
         models = {"concurrency_id": "models", "concurrency_limit": 1}
-        # A run takes its place in the run gate as it joins the queue, whoever calls it.
-        runs = {**models, "validator": public.run_validator()}
+        # A run takes its place in the run gate as it joins the queue, whoever calls it; the
+        # settings' ranges are checked there too (ui.fields: Gradio's own check would answer a bare 400).
+        runs = {**models, "validator": public.run_validator({name: c[name] for name in SETTINGS_FIELDS})}
         cheap = {"concurrency_limit": None}
         run = page.wire(handlers.run, form=RunInputs, outputs=main, decorate=GPU)
         # A cheap first step takes a place in the run queue ("N ahead of you") or refuses.

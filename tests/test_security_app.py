@@ -173,3 +173,51 @@ def test_the_public_page_hides_the_fields_and_its_api_cannot_override_them(
             client.predict(gradio_client.handle_file(str(big)), api_name="/load_trace")
     finally:
         demo.close()
+
+
+def test_a_run_refused_by_its_form_leaves_no_place_behind(public_mode) -> None:
+    """The validator holds the place as the run joins the queue; a form the run then refuses
+    (too long a question, a KB off the allow-list) gives it back, so Stop finds nothing and
+    the visitor's next run is not refused."""
+    validator = public.run_validator()
+    for n, bad in enumerate(({"question": "x" * 5000}, {"kb_spec": "/etc/passwd"})):
+        session, request = Session(), _request("1.2.3.4", f"refused-{n}")
+        validator(session, request)
+        refused = list(handlers.run(session, _form(**bad), request))
+        assert refused[-1]["status"].startswith("**Problem:**"), refused
+        assert public.GATE.counts() == (0, 0)
+        assert handlers.stop(session, request) == "Nothing is running."
+
+
+def test_a_setting_out_of_its_range_is_refused_at_the_door_naming_the_field(public_mode) -> None:
+    from ui.fields import SettingNumber, SettingSlider
+
+    rounds, c = (
+        SettingSlider(1, 30, value=2, step=1, render=False),
+        SettingNumber(1.0, minimum=0, render=False),
+    )
+    validator = public.run_validator({"rounds": rounds, "c": c})
+    session, request = Session(), _request("1.2.3.4", "ranges")
+    for values, field, message in (
+        ({"rounds": 0, "c": 1.0}, "rounds", "rounds must be between 1 and 30 (got 0)."),
+        ({"rounds": 31, "c": 1.0}, "rounds", "rounds must be between 1 and 30 (got 31)."),
+        ({"rounds": 2, "c": -1.0}, "c", "c must be at least 0 (got -1)."),
+        (
+            {"rounds": 10**400, "c": 1.0},
+            "rounds",
+            "rounds must be between 1 and 30 (got a number of 401 digits).",
+        ),
+        (
+            {"rounds": "abc", "c": 1.0},
+            "rounds",
+            "rounds must be a number between 1 and 30 (got a value of type str).",
+        ),
+        ({"rounds": 2, "c": None}, "c", "c must be a number at least 0 (got no value)."),
+    ):
+        answers = dict(zip(["session", *values], validator(session, request, **values), strict=True))
+        assert [name for name, a in answers.items() if not a["is_valid"]] == [field], answers
+        assert answers[field]["message"] == message
+        assert public.GATE.counts() == (0, 0), "a refused run holds no place"
+    assert (rounds.preprocess(0), c.preprocess(-1.5)) == (0, -1.5)  # the validator refuses them, not Gradio
+    answers = validator(session, request, rounds=2, c=1.0)
+    assert all(a["is_valid"] for a in answers) and public.GATE.counts() == (1, 0)

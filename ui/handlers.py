@@ -66,11 +66,17 @@ def gated(
 ) -> Iterator[dict[str, Any]]:
     """`body(form)` behind public mode's door (`ui.public`): the form as the operator allows
     it and one place in the run queue for the visitor, given back when the body ends
-    (finished, failed or closed). A refusal is the one update `problem(line)`."""
+    (finished, failed or closed). A refusal is the one update `problem(line)`.
+
+    The place is claimed before the form is checked: the run's validator held it as the
+    run joined the queue, so a form refused here gives it back too (no waiting place
+    outlives a refused run)."""
+    ticket: int | None = None
     try:
-        form = public.enforce(form, public.MODE)
         ticket = public.claim(session, request)
+        form = public.enforce(form, public.MODE)
     except (ValueError, public.Busy) as exc:
+        public.release(ticket)
         yield problem(str(exc))
         return
     try:

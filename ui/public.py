@@ -225,26 +225,34 @@ def admit(session: Any, request: Any = None) -> dict[str, Any]:
     return {"status": busy_line(ahead) if ahead else "**Starting**…"}
 
 
-def hold_place(session: Any, request: Any = None, **values: Any) -> list[Any]:
-    """Validator of a model-run event: Gradio calls it as the run joins its queue, before
-    it waits there, with the run's own inputs. Takes the run's place (the admitted one, or a
-    new one under every limit) or refuses the run at the door, so that runs joined over the
-    API without the admit cannot fill the queue. Returns Gradio's all-valid answer, one per
-    input (the session state and the form's fields)."""
+def run_validator(fields: Mapping[str, Any] | None = None) -> Any:
+    """The validator of a model-run event (Gradio calls it as the run joins its queue, before
+    it waits there, with the run's own inputs). First the inputs named in `fields` (name ->
+    a field with `problem(name, value)`, `ui.fields`): one out of its range refuses the run
+    with Gradio's validation error naming that field, and no place is taken. Then the run's
+    place (the admitted one, or a new one under every limit), or a refusal at the door
+    (gr.Error), so that runs joined over the API without the admit cannot fill the queue."""
     import gradio as gr
 
-    try:
-        GATE.hold(visitor_of(request, session))
-    except Busy as exc:
-        raise gr.Error(str(exc)) from None
-    return [gr.validate(True, "")] * (1 + len(values))
+    checks = dict(fields or {})
 
+    def hold_place(session: Any, request: Any = None, **values: Any) -> list[Any]:
+        problems = {
+            name: checks[name].problem(name, value) for name, value in values.items() if name in checks
+        }
+        # One answer per input, in the event's order: the session state, then the form's fields.
+        answers = [gr.validate(True, "")] + [
+            gr.validate(problems.get(name) is None, problems.get(name) or "") for name in values
+        ]
+        if any(problems.values()):
+            return answers  # refused before the queue: no place held
+        try:
+            GATE.hold(visitor_of(request, session))
+        except Busy as exc:
+            raise gr.Error(str(exc)) from None
+        return answers
 
-def run_validator() -> Any:
-    """`hold_place` with the annotation Gradio reads to pass the request in."""
-    import gradio as gr
-
-    hold_place.__annotations__["request"] = gr.Request
+    hold_place.__annotations__["request"] = gr.Request  # the annotation Gradio reads to pass it in
     return hold_place
 
 
