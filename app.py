@@ -262,7 +262,8 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                         "The run on screen is downloadable from the Search tab."
                     )
                 with gr.Column(scale=3, min_width=320):
-                    c["replay_slider"] = gr.Slider(
+                    # Its round is checked by the replay event's validator (replay.validate_round).
+                    c["replay_slider"] = SettingSlider(
                         0, 1, value=0, step=1, label="Show the tree after round", interactive=False,
                         elem_id="replay-slider",
                     )  # fmt: skip
@@ -386,7 +387,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
         # .change follows every input of the slider (drag, arrow keys, the number box), not only a release.
         c["replay_slider"].change(
             **page.wire(replay.replay, inputs={"round_no": "replay_slider"}, outputs=["replay_plot", "replay_status"]),
-            api_name="replay", trigger_mode="always_last", **cheap,
+            api_name="replay", trigger_mode="always_last", validator=replay.validate_round, **cheap,
         )  # fmt: skip
         compare_out = [
             "compare_status",

@@ -252,12 +252,27 @@ def build_probes(
             f"node {str(value)[:20]}",
             lambda v=value: _clean(api.call(inspect, [None, v], session=session)),
         )
-    for value in (-5, 1e308, "abc", None, 10**400):
+    for value in (-5, 1e308, "abc", None, 10**400, float("nan"), True):
         add(
             "replay",
             f"round {str(value)[:20]}",
             lambda v=value: _clean(api.call(replay, [None, v], session=session)),
         )
+
+    # The settings fields as the page's other events read them (the form notice, the
+    # Compare tab's summary: private, by index): a bad value is a clear line, not a crash.
+    def form_events(values: dict[str, Any]) -> bool:
+        form_fns = [i for i, d in enumerate(api.deps) if d.get("api_name") not in ("run", "fresh_run", "compare", "twin")
+                    and any(api.components[c]["props"].get("label") == "rounds" for c in d["inputs"])]  # fmt: skip
+        replies = [api.call(i, api.defaults(i, **values), session=session, timeout=30) for i in form_fns]
+        return bool(form_fns) and all(_clean(r) for r in replies)
+
+    for name, values in {
+        "UCT c 10**400": {"UCT c": 10**400},
+        "rounds 'abc'": {"rounds": "abc"},
+        "seed null": {"seed": None},
+    }.items():
+        add("form events", name, lambda v=values: form_events(v))
     for name in ("../../../etc/passwd", "/etc/passwd", "manifest.json", "%2e%2e%2fREADME.md"):
         add("example traces", name, lambda n=name: _clean(r := api.call(example, [None, n])) and "root:" not in str(r),
             VULNERABILITY)  # fmt: skip

@@ -8,7 +8,9 @@ sees "400 Bad Request" and nothing else). These fields let any value through the
 processing (numbers rounded to the field's precision) and name the problem instead
 (`problem`); the validator answers it as Gradio's validation error for that field, which
 gradio_client raises as `ValidationError` with the field's name and the page shows on
-the field. The browser draws them as Gradio's own Slider and Number.
+the field. The browser draws them as Gradio's own Slider and Number. The replay slider is
+a SettingSlider too, its round checked by the replay event's validator
+(`ui.replay.validate_round`, against the rounds of the tree on screen).
 """
 
 from __future__ import annotations

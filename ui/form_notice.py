@@ -57,7 +57,7 @@ def differences(form: RunInputs, defaults: FormDefaults) -> list[str]:
         value = getattr(form, name)
         try:
             same = float(value) == float(shown[name])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             same = False
         if not same:
             out.append(f"{name.replace('_', ' ')} {_num(value)} (default {_num(shown[name])})")
@@ -73,7 +73,7 @@ def differences(form: RunInputs, defaults: FormDefaults) -> list[str]:
 def _num(value: Any) -> str:
     try:
         return f"{float(value):g}"
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return escape(str(value))
 
 

@@ -69,7 +69,7 @@ class SearchForm:
                 early_stop_terminals=int(self.early_stop),
                 seed=int(self.seed),
             )
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: an int too large for a float
             raise ValueError(f"bad setting: {one_line(exc)}") from exc
 
     def models(self) -> tuple[str, str, str, str]:

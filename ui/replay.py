@@ -7,6 +7,7 @@ from typing import Any
 import gradio as gr
 
 from mcts.search.loop import one_line
+from ui.fields import range_problem
 from ui.session import Session
 from viz import build_figure
 from viz.replay import replay_rounds, tree_at_round
@@ -23,6 +24,20 @@ def slider_update(total: int, value: int | None = None) -> Any:
         step=1,
         interactive=total > 0,
     )
+
+
+def replay_range(session: Session) -> tuple[int, int]:
+    """The rounds the replay slider spans for this session (as `slider_update` set them)."""
+    total = replay_rounds(session.events) if getattr(session, "recorded_tree", None) is not None else 0
+    return 0, max(total, 1)
+
+
+def validate_round(session: Session, round_no: Any) -> list[Any]:
+    """The replay event's validator (Gradio calls it as the event joins its queue): a round
+    that is not a number, or outside the rounds of the tree on screen, is refused with
+    Gradio's validation error naming the round (the slider lets any value through, `ui.fields`)."""
+    problem = range_problem("round", round_no, *replay_range(session))
+    return [gr.validate(True, ""), gr.validate(problem is None, problem or "")]
 
 
 def replay_frame(session: Session, round_no: float) -> tuple[Any, str]:
