@@ -52,7 +52,7 @@ STEP_NAMES = {
     "answer_patterns": "look one hop further",
     "entity_patterns": "explore the found entity",
 }
-HEADLINE_COLUMNS = ("all", "faithful", "family unseen")
+HEADLINE_COLUMNS = ("all", "faithful", "family unseen", "held out")
 
 
 def load_run(run: Path) -> list[EvalRow]:
