@@ -1,6 +1,6 @@
 """What kind of question a result is about, so accuracy can be broken down honestly.
 
-Three facets beside the hop count, each read from the question record or its id:
+The facets beside the hop count, each read from the question record, its id or a split file:
 
 - **faithful**: the record's `path_matches_gold_relations`. On the Freebase subset many
   two-hop gold queries follow relations the subset happens to hold, not what the question
