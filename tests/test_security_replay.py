@@ -74,5 +74,5 @@ def test_replay_over_the_api_refuses_a_bad_round_with_its_name(tmp_path: Path) -
         for value in ("abc", None, -5, 1e308, 10**400):
             with pytest.raises(ValidationError, match="round must be"):
                 client.predict(value, api_name="/replay")
-        _, status = client.predict(1, api_name="/replay")  # and the app keeps serving this session
+        _, status = client.predict(1, api_name="/replay")  # and the app keeps serving this browser session
         assert status.startswith("Round 1 of ")

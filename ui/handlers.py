@@ -287,7 +287,7 @@ def _final_status(session: Session) -> str:
 
 
 def stop(session: Session, request: gr.Request = None) -> str:  # type: ignore[assignment]
-    """Cancel this session's running search; it ends after the current model call."""
+    """Cancel this browser session's running search; it ends after the current model call."""
     key = session_key(request, session)
     with _ACTIVE_LOCK:
         search = _ACTIVE.get(key)

@@ -214,7 +214,7 @@ def admitter(status: str = "status") -> Any:
 def admit(session: Any, request: Any = None) -> dict[str, Any]:
     """The cheap step before a model run: take a place in the queue or refuse (gr.Error,
     which stops the run the event chains after it). Says how many runs are ahead. The
-    place is this session's; a second click replaces it."""
+    place is this browser session's; a second click replaces it."""
     try:
         ticket = GATE.enter(visitor_of(request, session))
     except Busy as exc:
@@ -268,7 +268,7 @@ def release(ticket: int | None) -> None:
 
 
 def withdraw(session: Any, request: Any = None) -> bool:
-    """Stop pressed: free this session's waiting place, if its run has not started."""
+    """Stop pressed: free this browser session's waiting place, if its run has not started."""
     return GATE.withdraw(_session(request, session))
 
 

@@ -27,7 +27,7 @@ def slider_update(total: int, value: int | None = None) -> Any:
 
 
 def replay_range(session: Session) -> tuple[int, int]:
-    """The rounds the replay slider spans for this session (as `slider_update` set them)."""
+    """The rounds the replay slider spans for this browser session (as `slider_update` set them)."""
     total = replay_rounds(session.events) if getattr(session, "recorded_tree", None) is not None else 0
     return 0, max(total, 1)
 

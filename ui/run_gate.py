@@ -83,7 +83,7 @@ class RunGate:
             return None
 
     def _prune(self, now: float, visitor: Visitor | None = None, takeover: bool = False) -> None:
-        """Drop waiting places that no run will claim: expired ones, this session's older
+        """Drop waiting places that no run will claim: expired ones, this browser session's older
         one (a second click), and when a run of `visitor` starts, the visitor's others
         that have no queued run (an admit left behind by a closed tab or an API caller)."""
         queued = self._sessions()
