@@ -132,10 +132,10 @@ class RunGate:
         never enters the queue: one client cannot fill it with runs."""
         visitor = _as_visitor(visitor)
         with self._lock:
-            for ticket, place in self._places.items():
-                if not place.started and place.visitor.session == visitor.session:
-                    place.queued = True
-                    return ticket
+            ticket = self._waiting(visitor.session)
+            if ticket is not None:
+                self._places[ticket].queued = True
+                return ticket
         ticket = self.enter(visitor, takeover=True)
         with self._lock:
             if ticket in self._places:
@@ -147,11 +147,17 @@ class RunGate:
         callers that skipped the admit or whose place expired), marked running."""
         visitor = _as_visitor(visitor)
         with self._lock:
-            for ticket, place in self._places.items():
-                if not place.started and place.visitor.session == visitor.session:
-                    place.started = True
-                    return ticket
+            ticket = self._waiting(visitor.session)
+            if ticket is not None:
+                self._places[ticket].started = True
+                return ticket
         return self.enter(visitor, starting=True)
+
+    def _waiting(self, session: str) -> int | None:
+        """The first place of `session` whose run has not started (call with the lock held)."""
+        return next(
+            (t for t, p in self._places.items() if not p.started and p.visitor.session == session), None
+        )
 
     def ahead(self, ticket: int) -> int:
         """Runs before this one: those running plus those admitted earlier."""
