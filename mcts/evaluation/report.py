@@ -1,4 +1,4 @@
-"""Evaluation report: merge results files, one table per method, per-hop F1, plots.
+"""Evaluation report: merge results files, one table per method, F1 by kind of question, plots.
 
 Reads the JSONL lines `mcts.evaluation.runner` writes (any number of run directories or
 shard files; for a (question, method) pair seen twice the last readable line wins,
@@ -224,17 +224,6 @@ def hop_f1(
                 groups[r.hops if r.hops is not None else -1].append(r.f1)
         out[m] = {h: (len(v), _mean(v)) for h, v in sorted(groups.items())}
     return out
-
-
-def hop_markdown(table: dict[str, dict[int, tuple[int, float]]]) -> str:
-    hops = sorted({h for per in table.values() for h in per})
-    label = {-1: "unknown"}
-    head = "| method | " + " | ".join(f"F1 {label.get(h, f'{h}-hop')}" for h in hops) + " |"
-    lines = [head, "|---|" + "---:|" * len(hops)]
-    for m, per in table.items():
-        cells = [f"{100 * per[h][1]:.2f} (n={per[h][0]})" if h in per else "-" for h in hops]
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
