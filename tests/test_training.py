@@ -38,6 +38,21 @@ def test_shipped_split_is_disjoint_and_reproducible(fbqa_dir: Path):
     assert json.loads(SPLIT_FILE.read_text())["made_by"].startswith("mcts.training.split.make_split")
 
 
+def test_split_writes_any_id_list_of_a_split_file_and_names_the_parts_it_has(tmp_path: Path):
+    from mcts.evaluation.facets import DEMO_SPLIT_FILE
+    from mcts.training.split import id_lists, write_part
+
+    questions = Path(__file__).resolve().parents[1] / "examples" / "questions.jsonl"
+    parts = id_lists(DEMO_SPLIT_FILE)
+    assert parts and sum(map(len, parts.values())) == len(read_jsonl(questions))
+    for name, ids in parts.items():
+        out = tmp_path / f"{name}.jsonl"
+        assert write_part(questions, name, out, DEMO_SPLIT_FILE) == len(ids)
+        assert [r["id"] for r in read_jsonl(out)] == ids
+    with pytest.raises(ValueError, match="its parts: " + ", ".join(parts)):
+        write_part(questions, "test", tmp_path / "x.jsonl", DEMO_SPLIT_FILE)
+
+
 @pytest.fixture(scope="module")
 def dev_trajectories(fbqa_kb, fbqa_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     from mcts.training.trajectories import build_all

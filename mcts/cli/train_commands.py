@@ -64,7 +64,9 @@ def register(subparsers: Any) -> None:
 
     sp = subparsers.add_parser("split", help="write one part (train/choose/test) of the split as JSONL")
     sp.add_argument("--questions", required=True)
-    sp.add_argument("--part", required=True, choices=["train", "choose", "test"])
+    sp.add_argument(
+        "--part", required=True, help="train, choose or test; with --split, any id list of that file"
+    )
     sp.add_argument("--out", required=True)
     sp.add_argument("--split", default=None, help=_SPLIT_HELP)
     sp.set_defaults(func=cmd_split)

@@ -61,11 +61,23 @@ def select(records: Iterable[dict[str, Any]], ids: Iterable[str]) -> list[dict[s
     return [r for r in records if str(r.get("id")) in wanted]
 
 
+def id_lists(path: str | Path) -> dict[str, list[str]]:
+    """Every part of a split file that is a list of question ids: `train` / `choose` / `test`
+    in the dev split, the slices the demo's choices were made on in `demo.json`."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {
+        key: [str(v) for v in value]
+        for key, value in data.items()
+        if isinstance(value, list) and key != "train_families" and all(isinstance(v, str) for v in value)
+    }
+
+
 def write_part(questions: str | Path, part: str, out: str | Path, split: str | Path = SPLIT_FILE) -> int:
     """Write the questions of one part as JSONL (for `python -m mcts eval --questions`)."""
-    if part not in PARTS:
-        raise ValueError(f"unknown part {part!r}; expected one of {', '.join(PARTS)}")
-    rows = select(read_jsonl(questions), load_split(split)[part])
+    parts = id_lists(split)
+    if part not in parts:
+        raise ValueError(f"{split} has no part {part!r}; its parts: {', '.join(parts)}")
+    rows = select(read_jsonl(questions), parts[part])
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     with Path(out).open("w", encoding="utf-8") as fh:
         for r in rows:
