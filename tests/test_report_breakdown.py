@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcts.cli.main import main
-from mcts.evaluation.facets import SPLIT_FILE, family_of, load_split_info, split_info_from
+from mcts.evaluation.facets import DEMO_SPLIT_FILE, SPLIT_FILE, family_of, load_split_info, split_info_from
 from mcts.evaluation.report import (
     ReportInputError,
     breakdown,
@@ -133,6 +133,23 @@ def test_held_out_means_used_for_no_choice():
     assert info.facets(data["test"][0], {}).held_out is True
     assert info.facets(data["train"][0], {}).held_out is False
     assert info.facets(data["choose"][0], {}).held_out is False
-    # the small preset was chosen on the first 16 demo questions
-    assert info.facets("demo:016", {}).held_out is False and info.facets("demo:017", {}).held_out is True
+    # every demo question a choice was made on is not held out, and says what was chosen on it
+    demo = json.loads(DEMO_SPLIT_FILE.read_text())
+    for choice in demo["choices"].values():
+        for qid in choice["questions"]:
+            assert info.facets(qid, {}).held_out is False
+            assert info.facets(qid, {}).chosen_here == choice["what"]
+    for qid in demo["held_out"]:
+        assert info.facets(qid, {}).held_out is True and info.facets(qid, {}).chosen_here == ""
     assert info.facets("someone:else", {}).held_out is None
+
+
+def test_a_demo_report_shows_each_choice_slice_apart(tmp_path, toy_split):
+    rows = _toy_run(tmp_path)
+    whats = {"toy:0": "the preset", "toy:1": "the preset", "toy:2": "the scorer", "toy:3": ""}
+    rows = [replace(r, chosen_here=whats[r.question_id], f1=float(r.question_id == "toy:2")) for r in rows]
+    columns, table = breakdown(rows)
+    labels = dict(columns)
+    assert labels["used to choose the preset"] == 2 and labels["used to choose the scorer"] == 1
+    i = [label for label, _ in columns].index("used to choose the scorer")
+    assert all(cells[i] == 1.0 for cells in table.values())

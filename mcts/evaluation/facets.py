@@ -12,8 +12,10 @@ The facets beside the hop count, each read from the question record, its id or a
   not ("does it generalise?") are different claims.
 - **part**: which part of the fixed split (`examples/splits/fbqa_dev.json`) the question
   belongs to, so a report can refuse to pool parts.
-- **held out**: whether the question was used for no choice: a dev test question, or a demo
-  question after the 16 the `small` preset was chosen on (`examples/splits/demo.json`).
+- **held out**: whether the question was used for no choice: a dev test question is; a train
+  or choose question is not, nor a demo question any choice was made on.
+- **chosen here**: what was chosen on a demo question (`examples/splits/demo.json` names each
+  choice and its questions), so a demo report shows each slice apart.
 
 Knows nothing of search, models or the CLI.
 """
@@ -52,6 +54,7 @@ class SplitInfo:
     part_of: dict[str, str]  # question id -> train / choose / test
     train_families: frozenset[str]
     held_out: dict[str, bool] = field(default_factory=dict)  # question id -> used for no choice
+    chosen_here: dict[str, str] = field(default_factory=dict)  # question id -> what was chosen on it
 
     def facets(self, question_id: str, record: dict[str, Any]) -> Facets:
         family = family_of(question_id)
@@ -62,6 +65,7 @@ class SplitInfo:
             family_in_train=(family in self.train_families) if family else None,
             part=self.part_of.get(question_id, ""),
             held_out=self.held_out.get(question_id),
+            chosen_here=self.chosen_here.get(question_id, ""),
         )
 
 
@@ -72,17 +76,30 @@ class Facets:
     family_in_train: bool | None = None  # None: the question belongs to no family
     part: str = ""  # "" when the id is not in the split
     held_out: bool | None = None  # None: no split says whether a choice was made on it
+    chosen_here: str = ""  # a demo question: what was chosen on it ("" for none)
 
 
 def split_info_from(data: dict[str, Any], demo: dict[str, Any] | None = None) -> SplitInfo:
+    """`data`: the dev split (train / choose / test ids). `demo`: `{"choices": {name: {"what":
+    the choice in words, "questions": ids}}, "held_out": ids}`."""
     part_of = {str(qid): part for part in SPLIT_PARTS for qid in data.get(part, [])}
     families = data.get("train_families")
     if families is None:  # derive it: the rule is the same one the file was written with
         families = [family_of(q) for q in data.get("train", [])]
     held_out = {qid: part == "test" for qid, part in part_of.items()}
-    for key, value in (("tuned_on", False), ("held_out", True)):
-        held_out.update({str(qid): value for qid in (demo or {}).get(key, [])})
-    return SplitInfo(part_of=part_of, train_families=frozenset(f for f in families if f), held_out=held_out)
+    chosen_here: dict[str, str] = {}
+    demo = demo or {}
+    held_out.update({str(qid): True for qid in demo.get("held_out", [])})
+    for choice in demo.get("choices", {}).values():
+        for qid in choice["questions"]:
+            held_out[str(qid)] = False
+            chosen_here[str(qid)] = str(choice["what"])
+    return SplitInfo(
+        part_of=part_of,
+        train_families=frozenset(f for f in families if f),
+        held_out=held_out,
+        chosen_here=chosen_here,
+    )
 
 
 def _read_object(path: str | Path) -> dict[str, Any]:

@@ -104,10 +104,9 @@ def _adapter(row: EvalRow) -> str:
 
 
 def with_split_facets(row: EvalRow) -> EvalRow:
-    """The row with the facets its id alone decides (family, part, held out) filled in where
-    its results line predates them; gold-path faithfulness needs the record, so stays as is."""
-    if row.held_out is not None or row.part:
-        return row
+    """The row with the facets the split files decide (family, part, held out, what was chosen
+    on it) read again: a choice made on a question after its run still counts. Gold-path
+    faithfulness needs the question record, so stays as written."""
     facets = load_split_info().facets(row.question_id, {"path_matches_gold_relations": row.faithful})
     return replace(
         row,
@@ -115,6 +114,7 @@ def with_split_facets(row: EvalRow) -> EvalRow:
         family_in_train=facets.family_in_train,
         part=facets.part,
         held_out=facets.held_out,
+        chosen_here=facets.chosen_here,
     )
 
 
@@ -252,6 +252,12 @@ BREAKDOWN: tuple[Group, ...] = (
 )
 
 
+def _choice_groups(rows: Sequence[EvalRow]) -> list[Group]:
+    """One column per choice made on some of these questions (the demo's slices)."""
+    whats = dict.fromkeys(r.chosen_here for r in rows if r.chosen_here)
+    return [Group(f"used to choose {what}", lambda r, w=what: r.chosen_here == w) for what in whats]
+
+
 def breakdown(
     rows: Sequence[EvalRow], methods: Sequence[str] | None = None, groups: Sequence[Group] = BREAKDOWN
 ) -> tuple[list[tuple[str, int]], dict[str, list[float]]]:
@@ -261,6 +267,7 @@ def breakdown(
     common = common_questions(rows, names)
     by_method = {m: [r for r in rows if r.method == m and r.question_id in common] for m in names}
     first = by_method[names[0]] if names else []
+    groups = [*groups, *_choice_groups(first)]
     columns = [(g, sum(1 for r in first if g.keep(r))) for g in groups]
     # A column holding no question, or every question (under another name), says nothing new.
     columns = [(g, n) for i, (g, n) in enumerate(columns) if n and (i == 0 or n < len(first))]

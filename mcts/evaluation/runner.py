@@ -128,6 +128,7 @@ class EvalRow:
     family_in_train: bool | None = None
     part: str = ""
     held_out: bool | None = None
+    chosen_here: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)

@@ -63,12 +63,15 @@ def select(records: Iterable[dict[str, Any]], ids: Iterable[str]) -> list[dict[s
 
 def id_lists(path: str | Path) -> dict[str, list[str]]:
     """Every part of a split file that is a list of question ids: `train` / `choose` / `test`
-    in the dev split, the slices the demo's choices were made on in `demo.json`."""
+    in the dev split; in `demo.json`, each choice's questions (by the choice's name) and
+    `held_out`."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
+    lists = {key: value for key, value in data.items() if key != "train_families"}
+    lists.update({name: choice.get("questions") for name, choice in data.get("choices", {}).items()})
     return {
         key: [str(v) for v in value]
-        for key, value in data.items()
-        if isinstance(value, list) and key != "train_families" and all(isinstance(v, str) for v in value)
+        for key, value in lists.items()
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value)
     }
 
 
