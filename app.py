@@ -42,7 +42,19 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
 
     from mcts.search.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
     from mcts.search.protocols import DEFAULT_IG_PROMPT
-    from ui import form_notice, handlers, inspector, overlay, presets, public, replay, rescoring, traces, twin
+    from ui import (
+        form_notice,
+        handlers,
+        ig_evidence,
+        inspector,
+        overlay,
+        presets,
+        public,
+        replay,
+        rescoring,
+        traces,
+        twin,
+    )
     from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
     from ui.fields import SettingNumber, SettingSlider
     from ui.forms import SETTINGS_FIELDS, CompareInputs, RunInputs
@@ -203,6 +215,8 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                             label="Constant-reward twin", elem_id="twin-plot-b", visible=False
                         )
                     c["twin_diff"] = gr.Markdown(elem_id="twin-diff")
+                    # One run's groups are few: what IG did over many questions, as measured.
+                    gr.Markdown(ig_evidence.evidence_markdown(), elem_id="ig-evidence")
                 with gr.Accordion("All nodes (table: select a row to inspect it)", open=False):
                     gr.Markdown(NODE_TABLE_GLOSS, elem_id="node-table-gloss")
                     c["table"] = gr.Dataframe(

@@ -12,7 +12,7 @@ fit (`models/relation_retriever/option_ranker.json`, written by `train-policy --
 With `--outputs`, the lines between `<!-- output: COMMAND -->` and `<!-- /output -->` become
 the table lines COMMAND prints (only `python -m mcts study ...` and `python scripts/*.py`
 commands, run from the repository root with this interpreter), so a study table is as fresh
-as its runs.
+as its runs; `--only TEXT` re-runs just the blocks whose command contains TEXT.
 A run that is unfinished or pools parts of the split is refused and no file is changed.
 """
 
@@ -123,8 +123,15 @@ def command_table(command: str) -> str:
     return "\n".join(line for line in done.stdout.splitlines() if line.startswith("|"))
 
 
-def replace_outputs(text: str) -> str:
-    return OUTPUT_BLOCK.sub(lambda m: m.group(1) + command_table(m.group(2)) + "\n" + m.group(4), text)
+def replace_outputs(text: str, only: str = "") -> str:
+    """Each output block's table, fresh; with `only`, just the blocks whose command contains it."""
+
+    def fresh(m: re.Match[str]) -> str:
+        if only not in m.group(2):
+            return m.group(0)
+        return m.group(1) + command_table(m.group(2)) + "\n" + m.group(4)
+
+    return OUTPUT_BLOCK.sub(fresh, text)
 
 
 def replace_block(text: str, tag: str, body: str) -> tuple[str, bool]:
@@ -142,6 +149,12 @@ def main(argv: list[str] | None = None) -> int:
         "--docs", nargs="*", default=None, help="files to update (default: README.md, docs/*.md)"
     )
     parser.add_argument("--outputs", action="store_true", help="also re-run the commands of output blocks")
+    parser.add_argument(
+        "--only",
+        default="",
+        metavar="TEXT",
+        help="with --outputs: only the blocks whose command contains TEXT",
+    )
     args = parser.parse_args(argv)
     runs: dict[str, list[EvalRow]] = {}
     try:
@@ -168,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                 if found:
                     print(f"{doc.relative_to(ROOT) if doc.is_relative_to(ROOT) else doc}: {tag}")
             if args.outputs:
-                new = replace_outputs(new)
+                new = replace_outputs(new, args.only)
             updated[doc] = new
     except ReportInputError as exc:
         print(f"error: {exc} (no file was changed)", file=sys.stderr)

@@ -1,0 +1,232 @@
+"""Choose the IG scorer by what it does to the search, and report the choice.
+
+    python scripts/scorer_study.py runs/scorers --run test=runs/dev-test [--json examples/scorer_study.json]
+
+ROOT holds one `eval --out` folder per (question set, scorer), named `SET-SCORER`: SET is
+one of `SETS` (`choose`: the dev choose split; `demo`: demo questions 17-40, the demo split's
+`policy` slice; `test`: the dev test split; `demo16`: demo questions 1-16), SCORER is
+`constant` (the constant-reward ablation), `single` (the greedy path) or `MODEL-VARIANT`
+(Fast MCTS with that scorer model and IG variant, e.g. `smollm-paper`, `gemma-question`).
+A folder named `SET` alone, or given as `--run SET=DIR`, holds several methods (`single`,
+`fast`, `constant`, as the documented dev-test run does), Fast MCTS with the shipped scorer.
+The commands that make them are in docs/results.md.
+
+The scorer chosen is the IG scorer with the highest F1 pooled over the choice sets (every
+question weighs the same); ties go to the shipped default, then by name. Printed: one table
+for the choice sets and one for the report sets (chosen scorer, constant reward, greedy
+path), each with F1, how many answers differ from the constant reward's and seconds per
+question. With --json, the figures the app quotes (`ui.ig_evidence`) are written too, with
+the agent-code fingerprint they were measured with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mcts.agents.fingerprint import agent_code_fingerprint  # noqa: E402  (the repo root is put on the path first)
+from mcts.evaluation.report import ReportInputError, check_finished, collect_rows, source_files  # noqa: E402
+from mcts.evaluation.runner import EvalRow  # noqa: E402
+
+CHOICE_SETS = {"choose": "dev choose", "demo": "demo 17-40"}
+REPORT_SETS = {"test": "dev test", "demo16": "demo 1-16"}
+SETS = {**CHOICE_SETS, **REPORT_SETS}
+SHIPPED = "smollm-paper"  # the bundled SmolLM2-135M with the paper's IG: the shipped default
+MODELS = {"smollm": "SmolLM2-135M (bundled)", "gemma": "Gemma 3 270M (optional)"}
+VARIANTS = {
+    "paper": "paper IG",
+    "question": "IG on the question",
+    "question_clipped": "IG on the question, clipped",
+}
+BASELINES = {"constant": "constant reward (ablation)", "single": "greedy path (no search)"}
+# In a folder of several methods (`SET`, or `--run SET=DIR`), Fast MCTS ran with the shipped scorer.
+METHOD_SCORER = {"single": "single", "constant": "constant", "fast": SHIPPED}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One scorer on one question set."""
+
+    f1: float  # mean F1 (0..1)
+    n: int
+    differ: int | None  # answers unlike the constant reward's on the same questions (None: no constant run)
+    seconds: float  # mean wall seconds per question
+    answers: dict[str, tuple[str, ...]]  # question id -> sorted answer ids
+
+
+def scorer_label(scorer: str) -> str:
+    if scorer in BASELINES:
+        return BASELINES[scorer]
+    model, _, variant = scorer.partition("-")
+    return f"{MODELS.get(model, model)}, {VARIANTS.get(variant, variant)}"
+
+
+def _rows(folder: Path) -> list[EvalRow]:
+    check_finished(source_files([folder]))  # a half-finished run would count only its first questions
+    return collect_rows([folder])
+
+
+def _by_method(folder: Path) -> dict[str, list[EvalRow]]:
+    """A folder of several methods (the documented runs): each method under its scorer name."""
+    out: dict[str, list[EvalRow]] = {}
+    for row in _rows(folder):
+        if row.method in METHOD_SCORER:
+            out.setdefault(METHOD_SCORER[row.method], []).append(row)
+    return out
+
+
+def read_cells(root: Path, runs: dict[str, Path] | None = None) -> dict[str, dict[str, Cell]]:
+    """set -> scorer -> cell, for every `SET-SCORER` and `SET` folder under root and every
+    `runs` folder (set -> a folder of several methods)."""
+    raw: dict[str, dict[str, list[EvalRow]]] = {}
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        name, _, scorer = folder.name.partition("-")
+        if name not in SETS:
+            continue
+        if not scorer:
+            raw.setdefault(name, {}).update(_by_method(folder))
+            continue
+        rows = _rows(folder)
+        methods = {r.method for r in rows}
+        if len(methods) != 1:
+            raise SystemExit(f"{folder}: a SET-SCORER folder holds one method, found {sorted(methods)}")
+        raw.setdefault(name, {})[scorer] = rows
+    for name, folder in (runs or {}).items():
+        raw.setdefault(name, {}).update(_by_method(folder))
+    cells: dict[str, dict[str, Cell]] = {}
+    for name, by_scorer in raw.items():
+        answers = {s: {r.question_id: tuple(sorted(str(a.get("id")) for a in r.answer)) for r in rows}
+                   for s, rows in by_scorer.items()}  # fmt: skip
+        constant = answers.get("constant")
+        cells[name] = {}
+        for scorer, rows in by_scorer.items():
+            mine = answers[scorer]
+            differ = None if constant is None else sum(mine[q] != constant.get(q) for q in mine)
+            seconds = sum(float(r.cost.get("wall_s", 0.0)) for r in rows) / len(rows)
+            cells[name][scorer] = Cell(sum(r.f1 for r in rows) / len(rows), len(rows), differ, seconds, mine)
+    return cells
+
+
+def pooled(cells: dict[str, dict[str, Cell]], scorer: str, sets: dict[str, str]) -> float | None:
+    """F1 over the union of the sets' questions; None unless the scorer ran on every one."""
+    mine = [cells.get(s, {}).get(scorer) for s in sets]
+    if any(c is None for c in mine):
+        return None
+    total = sum(c.n for c in mine if c is not None)
+    return sum(c.f1 * c.n for c in mine if c is not None) / total
+
+
+def ig_scorers(cells: dict[str, dict[str, Cell]]) -> list[str]:
+    return sorted({s for by in cells.values() for s in by if s not in BASELINES})
+
+
+def chosen_scorer(cells: dict[str, dict[str, Cell]]) -> str | None:
+    scored = [(pooled(cells, s, CHOICE_SETS), s) for s in ig_scorers(cells)]
+    scored = [(f1, s) for f1, s in scored if f1 is not None]
+    if not scored:
+        return None
+    return min(scored, key=lambda t: (-round(t[0], 6), t[1] != SHIPPED, t[1]))[1]
+
+
+def _cell_text(cell: Cell | None) -> list[str]:
+    if cell is None:
+        return ["-", "-", "-"]
+    differ = "-" if cell.differ is None else f"{cell.differ} of {cell.n}"
+    return [f"{100 * cell.f1:.2f}", differ, f"{cell.seconds:.1f}"]
+
+
+def table(
+    cells: dict[str, dict[str, Cell]], sets: dict[str, str], scorers: list[str], mark: str | None
+) -> str:
+    present = {k: v for k, v in sets.items() if k in cells}
+    head = ["scorer"]
+    for key, label in present.items():
+        n = max(c.n for c in cells[key].values())
+        head += [f"{label}: F1 (n={n})", f"{label}: answer ≠ constant", f"{label}: s/q"]
+    if len(present) > 1:
+        head.append("pooled F1")
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for scorer in scorers:
+        label = f"**{scorer_label(scorer)}** (chosen)" if scorer == mark else scorer_label(scorer)
+        row = [f"{label} `{scorer}`"]
+        for key in present:
+            row += _cell_text(cells[key].get(scorer))
+        if len(present) > 1:
+            both = pooled(cells, scorer, present)
+            row.append("-" if both is None else f"{100 * both:.2f}")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def evidence(cells: dict[str, dict[str, Cell]], chosen: str | None) -> dict:
+    """What the app quotes: per set, the chosen scorer, the shipped one and the baselines."""
+    keep = [s for s in dict.fromkeys([chosen or SHIPPED, SHIPPED, "constant", "single"])]
+    sets = {}
+    for key, label in SETS.items():
+        if key not in cells:
+            continue
+        sets[key] = {
+            "label": label,
+            "role": "choice" if key in CHOICE_SETS else "report",
+            "scorers": {s: {"f1": round(c.f1, 4), "n": c.n, "differ_from_constant": c.differ,
+                            "seconds": round(c.seconds, 1)}
+                        for s in keep if (c := cells[key].get(s)) is not None},
+        }  # fmt: skip
+    return {
+        "chosen": chosen,
+        "shipped": SHIPPED,
+        "labels": {s: scorer_label(s) for s in keep},
+        "sets": sets,
+        "agent_code_fingerprint": agent_code_fingerprint(),
+        "written_by": "python scripts/scorer_study.py runs/scorers --run test=runs/dev-test --json examples/scorer_study.json",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("root", type=Path, help="folder of SET-SCORER eval runs")
+    ap.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="SET=DIR",
+        help="a folder of several methods for SET (Fast MCTS = the shipped scorer)",
+    )
+    ap.add_argument("--json", type=Path, help="also write the figures the app quotes here")
+    args = ap.parse_args(argv)
+    runs: dict[str, Path] = {}
+    for spec in args.run:
+        name, sep, folder = spec.partition("=")
+        if not sep or name not in SETS or not Path(folder).is_dir():
+            raise SystemExit(
+                f"--run expects SET=DIR with SET one of {', '.join(SETS)} and DIR a folder: {spec!r}"
+            )
+        runs[name] = Path(folder)
+    if not args.root.is_dir():
+        raise SystemExit(f"{args.root}: not a folder of eval runs (see the commands in docs/results.md)")
+    try:
+        cells = read_cells(args.root, runs)
+    except ReportInputError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    chosen = chosen_scorer(cells)
+    choice = ig_scorers(cells) + [s for s in BASELINES if any(s in cells.get(k, {}) for k in CHOICE_SETS)]
+    print(table(cells, CHOICE_SETS, choice, chosen))
+    report = [
+        s for s in (chosen, "constant", "single") if s and any(s in cells.get(k, {}) for k in REPORT_SETS)
+    ]
+    if report:
+        print()
+        print(table(cells, REPORT_SETS, report, chosen))
+    if args.json:
+        args.json.write_text(json.dumps(evidence(cells, chosen), indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""The scorer study (scripts/scorer_study.py) and the app's words about it (ui.ig_evidence):
+the choice by pooled F1, the answers that differ from the constant reward's, the refusal of
+unfinished runs, and a verdict that says when IG did not beat the constant reward."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from mcts.evaluation.runner import EvalRow, run_eval
+from scripts import scorer_study
+from tests.test_evaluate import SETTINGS, _questions, _worlds
+from ui.ig_evidence import evidence_markdown
+
+
+def _row(qid: str, method: str, f1: float, answer: str, wall: float = 2.0) -> EvalRow:
+    return EvalRow(
+        question_id=qid, method=method, question=f"question {qid}", source="demo", hops=1, seed=0,
+        answer=[{"id": answer, "name": answer}], answer_sparql="", gold=[], precision=f1, recall=f1, f1=f1,
+        hits1=f1 == 1.0, exact=f1 == 1.0, best_branch_f1=f1, terminals=1, stop_reason="budget", detail="",
+        rounds=1, nodes=3, cost={"wall_s": wall},
+    )  # fmt: skip
+
+
+def _write(folder: Path, rows: list[EvalRow]) -> None:
+    folder.mkdir(parents=True)
+    text = "".join(json.dumps(asdict(r)) + "\n" for r in rows)
+    (folder / "results.jsonl").write_text(text, encoding="utf-8")
+
+
+def _study(tmp_path: Path) -> Path:
+    """Two choice sets; `smollm-paper` and `gemma-question` tie pooled, `smollm-question` is best."""
+    root = tmp_path / "scorers"
+    runs = {
+        "choose": {
+            "constant": [1, 0],
+            "smollm-paper": [1, 1],
+            "smollm-question": [1, 1],
+            "gemma-question": [0, 1],
+        },
+        "demo": {
+            "constant": [1, 1],
+            "smollm-paper": [0, 1],
+            "smollm-question": [1, 1],
+            "gemma-question": [1, 1],
+        },
+    }
+    for name, by_scorer in runs.items():
+        for scorer, f1s in by_scorer.items():
+            method = "constant" if scorer == "constant" else "fast"
+            rows = [
+                _row(f"{name}:{i}", method, float(f), "right" if f else f"wrong-{scorer}")
+                for i, f in enumerate(f1s)
+            ]
+            _write(root / f"{name}-{scorer}", rows)
+    return root
+
+
+def test_the_study_chooses_by_pooled_f1_and_counts_answers_unlike_the_constant_reward(tmp_path: Path):
+    cells = scorer_study.read_cells(_study(tmp_path))
+    assert scorer_study.pooled(cells, "smollm-question", scorer_study.CHOICE_SETS) == 1.0
+    assert scorer_study.pooled(cells, "smollm-paper", scorer_study.CHOICE_SETS) == 0.75
+    assert scorer_study.chosen_scorer(cells) == "smollm-question"
+    assert cells["choose"]["smollm-paper"].differ == 1  # question 1: right where constant was wrong
+    assert cells["demo"]["smollm-question"].differ == 0
+    assert cells["choose"]["constant"].seconds == 2.0
+
+
+def test_a_tie_goes_to_the_shipped_scorer(tmp_path: Path):
+    root = _study(tmp_path)
+    for name in ("choose", "demo"):  # without the best one, paper and gemma-question tie at 0.75
+        for path in (root / f"{name}-smollm-question").iterdir():
+            path.unlink()
+        (root / f"{name}-smollm-question").rmdir()
+    assert scorer_study.chosen_scorer(scorer_study.read_cells(root)) == scorer_study.SHIPPED
+
+
+def test_the_printed_tables_and_the_apps_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    root = _study(tmp_path)
+    out = tmp_path / "evidence.json"
+    assert scorer_study.main([str(root), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "| **SmolLM2-135M (bundled), IG on the question** (chosen) `smollm-question` | 100.00 | 1 of 2 |"
+        in printed
+    )
+    data = json.loads(out.read_text())
+    assert data["chosen"] == "smollm-question" and set(data["sets"]) == {"choose", "demo"}
+    assert data["sets"]["choose"]["scorers"]["constant"]["f1"] == 0.5
+    words = evidence_markdown(data, fingerprint=data["agent_code_fingerprint"])
+    assert "did at least as well as the constant reward" in words and "other agent code" not in words
+
+
+def test_the_study_refuses_an_unfinished_run(tmp_path: Path):
+    root = _study(tmp_path)
+    manifest = {"questions": ["choose:0", "choose:1", "choose:2"], "methods": ["constant"]}
+    (root / "choose-constant" / "results.manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SystemExit, match="unfinished"):
+        scorer_study.main([str(root)])
+
+
+def test_a_real_run_of_several_methods_counts_as_one_set(tmp_path: Path):
+    from mcts.evaluation.runner import load_questions
+    from mcts.search.settings import Method
+
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps({"train": [], "choose": [], "test": []}))
+    qs = load_questions(_questions(tmp_path, 2), split=split)
+    out = tmp_path / "scorers" / "test"
+    run_eval(qs, [Method.SINGLE, Method.FAST, Method.CONSTANT], _worlds()[0], SETTINGS, out, progress=False)
+    cells = scorer_study.read_cells(tmp_path / "scorers")
+    assert set(cells["test"]) == {"single", scorer_study.SHIPPED, "constant"}
+    assert all(c.n == 2 for c in cells["test"].values())
+
+
+def test_the_app_says_when_ig_did_not_beat_the_constant_reward():
+    data = {
+        "chosen": "smollm-paper", "shipped": "smollm-paper", "labels": {"smollm-paper": "SmolLM2-135M, paper IG"},
+        "agent_code_fingerprint": "old",
+        "sets": {
+            "choose": {"label": "dev choose", "role": "choice", "scorers": {
+                "smollm-paper": {"f1": 0.3875, "n": 40, "differ_from_constant": 2},
+                "constant": {"f1": 0.4125, "n": 40, "differ_from_constant": 0}}},
+            "test": {"label": "dev test", "role": "report", "scorers": {
+                "smollm-paper": {"f1": 0.4357, "n": 68, "differ_from_constant": 0},
+                "constant": {"f1": 0.4357, "n": 68}, "single": {"f1": 0.4792, "n": 68}}},
+        },
+    }  # fmt: skip
+    words = evidence_markdown(data, fingerprint="new")
+    assert "did not beat the constant reward" in words
+    assert (
+        "IG 38.8 F1, constant reward 41.2" in words
+        and "differs from the constant reward's on 2 of 40" in words
+    )
+    assert "greedy path 47.9" in words and "*Held out:*" in words
+    assert "other agent code" in words  # measured with another fingerprint: said so
+    assert evidence_markdown({"sets": {}}) == ""
+
