@@ -10,14 +10,18 @@ relation retriever (`relation_adapter.json` + `weights.npz`), the option ranker
 folder without some of them; the loaders treat a missing file as a missing part, so no code
 path is special to the ablation. The retriever cannot be left out alone (the ranker's
 features are built on its scores), and the case memory is read only as ranker features, so
-"no ranker" is "retriever only".
+"no ranker" is "retriever only". The `*-base-weight` variants keep their parts but drop the
+similarity-prior weight chosen with the retriever (`similarity_prior` in its config), so the
+guided policy weighs relation similarity as the base policy does (`Priors.similarity`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,26 +29,44 @@ sys.path.insert(0, str(ROOT))
 
 from mcts.agents.case_memory import CASES_FILE  # noqa: E402
 from mcts.agents.option_ranker import RANKER_FILE  # noqa: E402
+from mcts.agents.relation_adapter import CONFIG_FILE  # noqa: E402
 
-# variant name -> the files it leaves out
-VARIANTS: dict[str, tuple[str, ...]] = {
-    "full": (),
-    "no-cases": (CASES_FILE,),
-    "retriever-only": (CASES_FILE, RANKER_FILE),
+
+@dataclass(frozen=True)
+class Variant:
+    left_out: tuple[str, ...] = ()  # files not copied
+    base_weight: bool = False  # drop the similarity-prior weight chosen with the retriever
+
+
+VARIANTS: dict[str, Variant] = {
+    "full": Variant(),
+    "no-cases": Variant((CASES_FILE,)),
+    "retriever-only": Variant((CASES_FILE, RANKER_FILE)),
+    "full-base-weight": Variant(base_weight=True),
+    "retriever-only-base-weight": Variant((CASES_FILE, RANKER_FILE), base_weight=True),
 }
+
+
+def _drop_prior_weight(config: Path) -> None:
+    info = json.loads(config.read_text(encoding="utf-8"))
+    info.pop("similarity_prior", None)
+    info.pop("similarity_prior_chosen_on", None)
+    config.write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
 
 
 def write_variants(adapter: Path, out: Path) -> list[Path]:
     """One folder per variant under `out`; returns them in `VARIANTS` order."""
     written = []
-    for name, left_out in VARIANTS.items():
+    for name, variant in VARIANTS.items():
         target = out / name
         if target.exists():
             shutil.rmtree(target)
         target.mkdir(parents=True)
         for path in sorted(adapter.iterdir()):
-            if path.is_file() and path.name not in left_out:
+            if path.is_file() and path.name not in variant.left_out:
                 shutil.copy2(path, target / path.name)
+        if variant.base_weight:
+            _drop_prior_weight(target / CONFIG_FILE)
         written.append(target)
     return written
 
