@@ -12,10 +12,13 @@ A folder named `SET` alone, or given as `--run SET=DIR`, holds several methods (
 The commands that make them are in docs/results.md.
 
 The scorer chosen is the IG scorer with the highest F1 pooled over the choice sets (every
-question weighs the same); ties go to the shipped default, then by name. Printed: one table
-for the choice sets and one for the report sets (chosen scorer, constant reward, greedy
-path), each with F1, how many answers differ from the constant reward's and seconds per
-question. With --json, the figures the app quotes (`ui.ig_evidence`) are written too, with
+question weighs the same) among those that changed at least one answer from the constant
+reward's (one that changed none is the constant reward in effect); ties go to the shipped
+default, then by name. Printed: one table for the choice sets and one for the report sets
+(chosen scorer, constant reward, greedy path), each with F1, how many answers differ from
+the constant reward's, on how many the tree differs from the constant reward's (an action
+path visited by one only, as the app's twin marks it), the mean spread of the reward between siblings in the saved trees
+(max r - min r: how far the reward can tell siblings apart) and seconds per question. With --json, the figures the app quotes (`ui.ig_evidence`) are written too, with
 the agent-code fingerprint they were measured with.
 """
 
@@ -24,8 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -33,6 +37,8 @@ sys.path.insert(0, str(ROOT))
 from mcts.agents.fingerprint import agent_code_fingerprint  # noqa: E402  (the repo root is put on the path first)
 from mcts.evaluation.report import ReportInputError, check_finished, collect_rows, source_files  # noqa: E402
 from mcts.evaluation.runner import EvalRow  # noqa: E402
+from mcts.search.trace import load_trace  # noqa: E402
+from viz.twin import diff_trees  # noqa: E402  (the app's twin: nodes matched by action path)
 
 CHOICE_SETS = {"choose": "dev choose", "demo": "demo 17-40"}
 REPORT_SETS = {"test": "dev test", "demo16": "demo 1-16"}
@@ -58,6 +64,10 @@ class Cell:
     differ: int | None  # answers unlike the constant reward's on the same questions (None: no constant run)
     seconds: float  # mean wall seconds per question
     answers: dict[str, tuple[str, ...]]  # question id -> sorted answer ids
+    spread: float | None = None  # mean (max r - min r) over sibling groups of the saved trees
+    trees_differ: int | None = (
+        None  # questions whose tree visits an action path the constant's does not, or back
+    )
 
 
 def scorer_label(scorer: str) -> str:
@@ -69,7 +79,8 @@ def scorer_label(scorer: str) -> str:
 
 def _rows(folder: Path) -> list[EvalRow]:
     check_finished(source_files([folder]))  # a half-finished run would count only its first questions
-    return collect_rows([folder])
+    rows = collect_rows([folder])
+    return [replace(r, trace=str(folder / r.trace)) if r.trace else r for r in rows]
 
 
 def _by_method(folder: Path) -> dict[str, list[EvalRow]]:
@@ -79,6 +90,41 @@ def _by_method(folder: Path) -> dict[str, list[EvalRow]]:
         if row.method in METHOD_SCORER:
             out.setdefault(METHOD_SCORER[row.method], []).append(row)
     return out
+
+
+def _tree(row: EvalRow | None) -> Any:
+    if row is None or not row.trace or not Path(row.trace).is_file():
+        return None
+    return load_trace(row.trace).to_tree()
+
+
+def trees_differ(rows: list[EvalRow], constant: list[EvalRow] | None) -> int | None:
+    """On how many questions the saved tree differs from the constant reward's (an action path
+    visited by one only, as the app's twin marks them); None without both sets of traces."""
+    if not constant:
+        return None
+    theirs = {r.question_id: r for r in constant}
+    pairs = [(_tree(r), _tree(theirs.get(r.question_id))) for r in rows]
+    if any(a is None or b is None for a, b in pairs):
+        return None
+    return sum(bool(d.only_a or d.only_b) for d in (diff_trees(a, b) for a, b in pairs))
+
+
+def sibling_spread(rows: list[EvalRow]) -> float | None:
+    """How far apart the rewards of siblings are, on average, in the saved trees: a reward
+    can only steer PUCT between siblings as far as it tells them apart. None without traces
+    or sibling groups (the greedy path has none)."""
+    spreads = []
+    for row in rows:
+        path = Path(row.trace) if row.trace else None
+        if path is None or not path.is_file():
+            continue
+        by_parent: dict[int, list[float]] = {}
+        for node in json.loads(path.read_text(encoding="utf-8")).get("nodes", []):
+            if node.get("parent") is not None and node.get("reward") is not None:
+                by_parent.setdefault(node["parent"], []).append(float(node["reward"]))
+        spreads += [max(r) - min(r) for r in by_parent.values() if len(r) > 1]
+    return sum(spreads) / len(spreads) if spreads else None
 
 
 def read_cells(root: Path, runs: dict[str, Path] | None = None) -> dict[str, dict[str, Cell]]:
@@ -109,7 +155,9 @@ def read_cells(root: Path, runs: dict[str, Path] | None = None) -> dict[str, dic
             mine = answers[scorer]
             differ = None if constant is None else sum(mine[q] != constant.get(q) for q in mine)
             seconds = sum(float(r.cost.get("wall_s", 0.0)) for r in rows) / len(rows)
-            cells[name][scorer] = Cell(sum(r.f1 for r in rows) / len(rows), len(rows), differ, seconds, mine)
+            f1 = sum(r.f1 for r in rows) / len(rows)
+            moved = trees_differ(rows, by_scorer.get("constant")) if scorer != "single" else None
+            cells[name][scorer] = Cell(f1, len(rows), differ, seconds, mine, sibling_spread(rows), moved)
     return cells
 
 
@@ -126,8 +174,14 @@ def ig_scorers(cells: dict[str, dict[str, Cell]]) -> list[str]:
     return sorted({s for by in cells.values() for s in by if s not in BASELINES})
 
 
+def steers(cells: dict[str, dict[str, Cell]], scorer: str) -> bool:
+    """Whether the scorer changed any answer of the choice sets from the constant reward's; one
+    that changed none is the constant reward in effect, whatever its F1."""
+    return any((c := cells.get(s, {}).get(scorer)) is not None and c.differ for s in CHOICE_SETS)
+
+
 def chosen_scorer(cells: dict[str, dict[str, Cell]]) -> str | None:
-    scored = [(pooled(cells, s, CHOICE_SETS), s) for s in ig_scorers(cells)]
+    scored = [(pooled(cells, s, CHOICE_SETS), s) for s in ig_scorers(cells) if steers(cells, s)]
     scored = [(f1, s) for f1, s in scored if f1 is not None]
     if not scored:
         return None
@@ -136,9 +190,11 @@ def chosen_scorer(cells: dict[str, dict[str, Cell]]) -> str | None:
 
 def _cell_text(cell: Cell | None) -> list[str]:
     if cell is None:
-        return ["-", "-", "-"]
+        return ["-", "-", "-", "-", "-"]
     differ = "-" if cell.differ is None else f"{cell.differ} of {cell.n}"
-    return [f"{100 * cell.f1:.2f}", differ, f"{cell.seconds:.1f}"]
+    moved = "-" if cell.trees_differ is None else f"{cell.trees_differ} of {cell.n}"
+    spread = "-" if cell.spread is None else f"{cell.spread:.3f}"
+    return [f"{100 * cell.f1:.2f}", differ, moved, spread, f"{cell.seconds:.1f}"]
 
 
 def table(
@@ -148,7 +204,8 @@ def table(
     head = ["scorer"]
     for key, label in present.items():
         n = max(c.n for c in cells[key].values())
-        head += [f"{label}: F1 (n={n})", f"{label}: answer ≠ constant", f"{label}: s/q"]
+        head += [f"{label}: F1 (n={n})", f"{label}: answer ≠ constant", f"{label}: tree ≠ constant"]
+        head += [f"{label}: r spread", f"{label}: s/q"]
     if len(present) > 1:
         head.append("pooled F1")
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
@@ -175,6 +232,8 @@ def evidence(cells: dict[str, dict[str, Cell]], chosen: str | None) -> dict:
             "label": label,
             "role": "choice" if key in CHOICE_SETS else "report",
             "scorers": {s: {"f1": round(c.f1, 4), "n": c.n, "differ_from_constant": c.differ,
+                            "sibling_spread": None if c.spread is None else round(c.spread, 4),
+                            "trees_differ_from_constant": c.trees_differ,
                             "seconds": round(c.seconds, 1)}
                         for s in keep if (c := cells[key].get(s)) is not None},
         }  # fmt: skip

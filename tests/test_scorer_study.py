@@ -133,9 +133,19 @@ def test_the_app_says_when_ig_did_not_beat_the_constant_reward():
     assert "did not beat the constant reward" in words
     assert (
         "IG 38.8 F1, constant reward 41.2" in words
-        and "differs from the constant reward's on 2 of 40" in words
+        and "unlike the constant reward's: its answer on 2 of 40" in words
     )
     assert "greedy path 47.9" in words and "*Held out:*" in words
     assert "other agent code" in words  # measured with another fingerprint: said so
     assert evidence_markdown({"sets": {}}) == ""
 
+
+
+def test_a_scorer_that_changes_no_answer_is_the_constant_reward_and_is_not_chosen(tmp_path: Path):
+    root = _study(tmp_path)
+    for name, f1s in (("choose", [1, 0]), ("demo", [1, 1])):  # the constant reward's answers exactly
+        rows = [_row(f"{name}:{i}", "fast", float(f), "right" if f else "wrong-constant") for i, f in enumerate(f1s)]
+        _write(root / f"{name}-aaa-saturated", rows)
+    cells = scorer_study.read_cells(root)
+    assert not scorer_study.steers(cells, "aaa-saturated") and scorer_study.steers(cells, "gemma-question")
+    assert scorer_study.chosen_scorer(cells) == "smollm-question"

@@ -43,14 +43,13 @@ def _set_line(label: str, scorers: dict[str, Any], ig: str) -> tuple[str, int] |
     sign = (gap > 1e-9) - (gap < -1e-9)
     single = scorers.get("single")
     greedy = f", greedy path {_pct(single['f1'])}" if single else ""
-    differ = mine.get("differ_from_constant")
-    moved = (
-        f"; its answer differs from the constant reward's on {differ} of {mine['n']}"
-        if differ is not None
-        else ""
-    )
+    n = mine["n"]
+    unlike = [f"its {what} on {count} of {n}" for what, count in (
+        ("tree", mine.get("trees_differ_from_constant")), ("answer", mine.get("differ_from_constant"))
+    ) if count is not None]  # fmt: skip
+    moved = f"; unlike the constant reward's: {', '.join(unlike)}" if unlike else ""
     return (
-        f"- **{label}** ({mine['n']} questions): IG {_pct(mine['f1'])} F1, constant reward {_pct(const['f1'])}"
+        f"- **{label}** ({n} questions): IG {_pct(mine['f1'])} F1, constant reward {_pct(const['f1'])}"
         f"{greedy}{moved}.",
         sign,
     )
