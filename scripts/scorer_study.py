@@ -15,7 +15,7 @@ The scorer chosen is the IG scorer with the highest F1 pooled over the choice se
 question weighs the same) among those that changed at least one answer from the constant
 reward's (one that changed none is the constant reward in effect); ties go to the shipped
 default, then by name. Printed: one table for the choice sets and one for the report sets
-(chosen scorer, constant reward, greedy path), each with F1, how many answers differ from
+(chosen scorer, shipped scorer, constant reward, greedy path), each with F1, how many answers differ from
 the constant reward's, on how many the tree differs from the constant reward's (an action
 path visited by one only, as the app's twin marks it), the mean spread of the reward between siblings in the saved trees
 (max r - min r: how far the reward can tell siblings apart) and seconds per question. With --json, the figures the app quotes (`ui.ig_evidence`) are written too, with
@@ -277,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     choice = ig_scorers(cells) + [s for s in BASELINES if any(s in cells.get(k, {}) for k in CHOICE_SETS)]
     print(table(cells, CHOICE_SETS, choice, chosen))
     report = [
-        s for s in (chosen, "constant", "single") if s and any(s in cells.get(k, {}) for k in REPORT_SETS)
+        s
+        for s in dict.fromkeys((chosen, SHIPPED, "constant", "single"))
+        if s and any(s in cells.get(k, {}) for k in REPORT_SETS)
     ]
     if report:
         print()

@@ -91,7 +91,10 @@ def test_the_printed_tables_and_the_apps_figures(tmp_path: Path, capsys: pytest.
     assert data["chosen"] == "smollm-question" and set(data["sets"]) == {"choose", "demo"}
     assert data["sets"]["choose"]["scorers"]["constant"]["f1"] == 0.5
     words = evidence_markdown(data, fingerprint=data["agent_code_fingerprint"])
-    assert "did at least as well as the constant reward" in words and "other agent code" not in words
+    assert "other agent code" not in words
+    # the app runs the shipped scorer, so the verdict is its own; the chosen one is named beside it
+    assert "(SmolLM2-135M (bundled), paper IG," in words
+    assert "was SmolLM2-135M (bundled), IG on the question: dev choose 100.0" in words
 
 
 def test_the_study_refuses_an_unfinished_run(tmp_path: Path):
@@ -149,3 +152,17 @@ def test_a_scorer_that_changes_no_answer_is_the_constant_reward_and_is_not_chose
     cells = scorer_study.read_cells(root)
     assert not scorer_study.steers(cells, "aaa-saturated") and scorer_study.steers(cells, "gemma-question")
     assert scorer_study.chosen_scorer(cells) == "smollm-question"
+
+
+def test_the_app_names_a_better_measured_scorer_than_the_one_it_runs():
+    data = {
+        "chosen": "gemma-paper", "shipped": "smollm-paper",
+        "labels": {"smollm-paper": "SmolLM2-135M, paper IG", "gemma-paper": "Gemma, paper IG"},
+        "sets": {"demo": {"label": "demo 17-40", "role": "choice", "scorers": {
+            "smollm-paper": {"f1": 0.4912, "n": 24}, "gemma-paper": {"f1": 0.5278, "n": 24},
+            "constant": {"f1": 0.4819, "n": 24}}}},
+    }  # fmt: skip
+    words = evidence_markdown(data, fingerprint="x")
+    assert "(SmolLM2-135M, paper IG, `small` preset" in words  # the figures are the app's own scorer's
+    assert "IG 49.1 F1, constant reward 48.2" in words
+    assert "best F1 on the sets used to choose* was Gemma, paper IG: demo 17-40 52.8 (constant reward 48.2)" in words

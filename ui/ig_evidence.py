@@ -3,10 +3,11 @@
 One run's truth overlay has few sibling groups; whether IG helps is a question over many
 questions. `examples/scorer_study.json` (written by `scripts/scorer_study.py` from the eval
 runs whose commands are in docs/results.md) holds, per question set, the F1 of Fast MCTS
-with the chosen scorer, of the constant-reward ablation and of the greedy path, and on how
-many questions the IG run's answer differs from the constant reward's. This module turns
-those figures into the paragraph the app shows beside the twin; it says plainly when IG did
-not beat the constant reward, and when the figures were measured with other agent code.
+with the shipped scorer (the one the app runs by default) and with the scorer the study
+chose, of the constant-reward ablation and of the greedy path, and on how many questions
+the IG run's answer differs from the constant reward's. This module turns those figures
+into the paragraph the app shows beside the twin; it says plainly when IG did not beat the
+constant reward, and when the figures were measured with other agent code.
 """
 
 from __future__ import annotations
@@ -55,12 +56,31 @@ def _set_line(label: str, scorers: dict[str, Any], ig: str) -> tuple[str, int] |
     )
 
 
+def _best_measured(data: dict[str, Any], shipped: str) -> list[str]:
+    """Lines on the scorer the study chose when it is not the one the app runs by default."""
+    chosen = data.get("chosen")
+    if not chosen or chosen == shipped:
+        return []
+    label = data.get("labels", {}).get(chosen, chosen)
+    parts = []
+    for s in data["sets"].values():
+        mine, const = s["scorers"].get(chosen), s["scorers"].get("constant")
+        if mine and const:
+            parts.append(f"{s['label']} {_pct(mine['f1'])} (constant reward {_pct(const['f1'])})")
+    if not parts:
+        return []
+    return [
+        f"*The scorer with the best F1 on the sets used to choose* was {label}: " + "; ".join(parts) + "."
+    ]
+
+
 def evidence_markdown(data: dict[str, Any] | None = None, fingerprint: str | None = None) -> str:
-    """The paragraph beside the twin; "" when there is no study to quote."""
+    """The paragraph beside the twin, on the scorer the app runs by default (the study's
+    shipped one); "" when there is no study to quote."""
     data = load_evidence() if data is None else data
     if not data:
         return ""
-    ig = data.get("chosen") or data.get("shipped", "")
+    ig = data.get("shipped") or data.get("chosen", "")
     label = data.get("labels", {}).get(ig, ig)
     lines, signs = [], []
     for role, title in (("choice", "used to choose the scorer"), ("report", "held out")):
@@ -93,7 +113,8 @@ def evidence_markdown(data: dict[str, Any] | None = None, fingerprint: str | Non
         if data.get("agent_code_fingerprint") != current
         else ""
     )
+    best = _best_measured(data, ig)
     source = (
         "Figures from `examples/scorer_study.json`, written by `scripts/scorer_study.py` (docs/results.md)."
     )
-    return "\n".join([head, "", verdict, "", *lines, "", source]) + stale
+    return "\n".join([head, "", verdict, "", *lines, *([""] + best if best else []), "", source]) + stale
