@@ -142,6 +142,10 @@ def test_held_out_means_used_for_no_choice():
     for qid in demo["held_out"]:
         assert info.facets(qid, {}).held_out is True and info.facets(qid, {}).chosen_here == ""
     assert info.facets("someone:else", {}).held_out is None
+    # each demo question is in exactly one place: one choice's slice, or held out
+    placed = [q for c in demo["choices"].values() for q in c["questions"]] + demo["held_out"]
+    shipped = [json.loads(line)["id"] for line in (DEMO_SPLIT_FILE.parents[2] / demo["source"]).read_text().splitlines() if line]
+    assert sorted(placed) == sorted(shipped)
 
 
 def test_a_demo_report_shows_each_choice_slice_apart(tmp_path, toy_split):
