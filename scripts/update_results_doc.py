@@ -113,14 +113,20 @@ ALLOWED_OUTPUT = re.compile(r"python (?:-m mcts study |scripts/[\w]+\.py )[^;&|`
 
 
 def command_table(command: str) -> str:
-    """The markdown table lines a documented command prints."""
+    """The markdown tables a documented command prints (its other lines dropped)."""
     if not ALLOWED_OUTPUT.fullmatch(command):
         raise ReportInputError(f"not a command the docs may run: {command!r}")
     argv = [sys.executable, *shlex.split(command)[1:]]
     done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=3600)
     if done.returncode != 0:
         raise ReportInputError(f"{command} failed: {done.stderr.strip().splitlines()[-1:]}")
-    return "\n".join(line for line in done.stdout.splitlines() if line.startswith("|"))
+    tables: list[list[str]] = [[]]
+    for line in done.stdout.splitlines():
+        if line.startswith("|"):
+            tables[-1].append(line)
+        elif tables[-1]:
+            tables.append([])  # a line between two tables keeps them two tables
+    return "\n\n".join("\n".join(t) for t in tables if t)
 
 
 def replace_outputs(text: str, only: str = "") -> str:

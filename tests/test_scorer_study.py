@@ -166,3 +166,16 @@ def test_the_app_names_a_better_measured_scorer_than_the_one_it_runs():
     assert "(SmolLM2-135M, paper IG, `small` preset" in words  # the figures are the app's own scorer's
     assert "IG 49.1 F1, constant reward 48.2" in words
     assert "best F1 on the sets used to choose* was Gemma, paper IG: demo 17-40 52.8 (constant reward 48.2)" in words
+
+
+def test_the_docs_block_keeps_the_two_printed_tables_apart(tmp_path: Path):
+    from scripts import update_results_doc
+
+    root = _study(tmp_path)
+    _write(root / "test-constant", [_row("test:0", "constant", 1.0, "right")])
+    doc = f"<!-- output: python scripts/scorer_study.py {root} -->\nold\n<!-- /output -->\n"
+    body = update_results_doc.replace_outputs(doc).split("\n")[1:-2]
+    assert "" in body, "the choice table and the report table must stay two markdown tables"
+    gap = body.index("")
+    assert body[0].startswith("| scorer | dev choose") and body[gap + 1].startswith("| scorer | dev test")
+    assert all(line.startswith("|") for i, line in enumerate(body) if i != gap)
