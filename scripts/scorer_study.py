@@ -1,6 +1,7 @@
 """Choose the IG scorer by what it does to the search, and report the choice.
 
-    python scripts/scorer_study.py runs/scorers --run test=runs/dev-test [--json examples/scorer_study.json]
+    python scripts/scorer_study.py runs/scorers --run test=runs/dev-test [--keep FILE] [--json FILE]
+    python scripts/scorer_study.py --from-json examples/scorer_study.json
 
 ROOT holds one `eval --out` folder per (question set, scorer), named `SET-SCORER`: SET is
 one of `SETS` (`choose`: the dev choose split; `demo`: demo questions 17-40, the demo split's
@@ -18,8 +19,13 @@ default, then by name. Printed: one table for the choice sets and one for the re
 (chosen scorer, shipped scorer, constant reward, greedy path), each with F1, how many answers differ from
 the constant reward's, on how many the tree differs from the constant reward's (an action
 path visited by one only, as the app's twin marks it), the mean spread of the reward between siblings in the saved trees
-(max r - min r: how far the reward can tell siblings apart) and seconds per question. With --json, the figures the app quotes (`ui.ig_evidence`) are written too, with
-the agent-code fingerprint they were measured with.
+(max r - min r: how far the reward can tell siblings apart) and seconds per question. With --json, every cell is written too (the app quotes
+some of them, `ui.ig_evidence`), with the agent-code fingerprint they were measured with.
+
+A study can grow over several sittings: `--keep FILE` takes, from an earlier study file, the
+cells of scorers that ROOT does not hold (only when that file was measured with the current
+agent code). `--from-json FILE` prints the tables from a study file alone, with no runs: the
+documentation's block is rebuilt that way from the committed `examples/scorer_study.json`.
 """
 
 from __future__ import annotations
@@ -161,6 +167,53 @@ def read_cells(root: Path, runs: dict[str, Path] | None = None) -> dict[str, dic
     return cells
 
 
+def cells_from_json(data: dict[str, Any]) -> dict[str, dict[str, Cell]]:
+    """set -> scorer -> cell, as a study file (`--json`) wrote them (no per-question answers)."""
+    cells: dict[str, dict[str, Cell]] = {}
+    for name, block in data.get("sets", {}).items():
+        cells[name] = {
+            scorer: Cell(
+                f1=float(c["f1"]),
+                n=int(c["n"]),
+                differ=c.get("differ_from_constant"),
+                seconds=float(c.get("seconds", 0.0)),
+                answers={},
+                spread=c.get("sibling_spread"),
+                trees_differ=c.get("trees_differ_from_constant"),
+            )
+            for scorer, c in block.get("scorers", {}).items()
+        }
+    return cells
+
+
+def read_study(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"{path}: not a readable study file ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("sets"), dict):
+        raise SystemExit(f"{path}: not a study file (no 'sets')")
+    return data
+
+
+def keep_earlier(cells: dict[str, dict[str, Cell]], earlier: dict[str, Any], fingerprint: str) -> list[str]:
+    """Add the earlier study's cells that `cells` lacks; returns them as 'set/scorer'. Figures
+    measured with other agent code are never mixed with today's."""
+    if earlier.get("agent_code_fingerprint") != fingerprint:
+        raise SystemExit(
+            f"--keep: that study was measured with agent code {earlier.get('agent_code_fingerprint')!r}, "
+            f"this is {fingerprint!r}; run its scorers again instead"
+        )
+    kept = []
+    for name, by_scorer in cells_from_json(earlier).items():
+        mine = cells.setdefault(name, {})
+        for scorer, cell in by_scorer.items():
+            if scorer not in mine:
+                mine[scorer] = cell
+                kept.append(f"{name}/{scorer}")
+    return kept
+
+
 def pooled(cells: dict[str, dict[str, Cell]], scorer: str, sets: dict[str, str]) -> float | None:
     """F1 over the union of the sets' questions; None unless the scorer ran on every one."""
     mine = [cells.get(s, {}).get(scorer) for s in sets]
@@ -221,9 +274,9 @@ def table(
     return "\n".join(lines)
 
 
-def evidence(cells: dict[str, dict[str, Cell]], chosen: str | None) -> dict:
-    """What the app quotes: per set, the chosen scorer, the shipped one and the baselines."""
-    keep = [s for s in dict.fromkeys([chosen or SHIPPED, SHIPPED, "constant", "single"])]
+def evidence(cells: dict[str, dict[str, Cell]], chosen: str | None, written_by: str) -> dict:
+    """Every cell, per set (the app quotes the chosen scorer, the shipped one and the baselines)."""
+    keep = list(dict.fromkeys([chosen or SHIPPED, SHIPPED, *ig_scorers(cells), "constant", "single"]))
     sets = {}
     for key, label in SETS.items():
         if key not in cells:
@@ -243,13 +296,13 @@ def evidence(cells: dict[str, dict[str, Cell]], chosen: str | None) -> dict:
         "labels": {s: scorer_label(s) for s in keep},
         "sets": sets,
         "agent_code_fingerprint": agent_code_fingerprint(),
-        "written_by": "python scripts/scorer_study.py runs/scorers --run test=runs/dev-test --json examples/scorer_study.json",
+        "written_by": written_by,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("root", type=Path, help="folder of SET-SCORER eval runs")
+    ap.add_argument("root", type=Path, nargs="?", help="folder of SET-SCORER eval runs")
     ap.add_argument(
         "--run",
         action="append",
@@ -257,8 +310,18 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SET=DIR",
         help="a folder of several methods for SET (Fast MCTS = the shipped scorer)",
     )
-    ap.add_argument("--json", type=Path, help="also write the figures the app quotes here")
+    ap.add_argument("--json", type=Path, help="also write every cell here (the app quotes some)")
+    ap.add_argument("--keep", type=Path, metavar="FILE", help="an earlier study file: its cells of scorers ROOT lacks")
+    ap.add_argument("--from-json", type=Path, metavar="FILE", help="print the tables of a study file; no runs")
     args = ap.parse_args(argv)
+    if args.from_json is not None:
+        if args.root is not None or args.run or args.keep or args.json:
+            raise SystemExit("--from-json prints a study file's tables and takes no runs, --keep or --json")
+        cells = cells_from_json(read_study(args.from_json))
+        _print_tables(cells, chosen_scorer(cells))
+        return 0
+    if args.root is None:
+        raise SystemExit("give ROOT, a folder of SET-SCORER eval runs, or --from-json FILE")
     runs: dict[str, Path] = {}
     for spec in args.run:
         name, sep, folder = spec.partition("=")
@@ -273,7 +336,19 @@ def main(argv: list[str] | None = None) -> int:
         cells = read_cells(args.root, runs)
     except ReportInputError as exc:
         raise SystemExit(f"error: {exc}") from None
+    if args.keep is not None:
+        kept = keep_earlier(cells, read_study(args.keep), agent_code_fingerprint())
+        if kept:
+            print(f"kept from {args.keep}: {', '.join(kept)}", file=sys.stderr)
     chosen = chosen_scorer(cells)
+    _print_tables(cells, chosen)
+    if args.json:
+        command = " ".join(["python scripts/scorer_study.py", *(argv if argv is not None else sys.argv[1:])])
+        args.json.write_text(json.dumps(evidence(cells, chosen, command), indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def _print_tables(cells: dict[str, dict[str, Cell]], chosen: str | None) -> None:
     choice = ig_scorers(cells) + [s for s in BASELINES if any(s in cells.get(k, {}) for k in CHOICE_SETS)]
     print(table(cells, CHOICE_SETS, choice, chosen))
     report = [
@@ -284,9 +359,6 @@ def main(argv: list[str] | None = None) -> int:
     if report:
         print()
         print(table(cells, REPORT_SETS, report, chosen))
-    if args.json:
-        args.json.write_text(json.dumps(evidence(cells, chosen), indent=1) + "\n", encoding="utf-8")
-    return 0
 
 
 if __name__ == "__main__":

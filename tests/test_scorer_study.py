@@ -179,3 +179,45 @@ def test_the_docs_block_keeps_the_two_printed_tables_apart(tmp_path: Path):
     gap = body.index("")
     assert body[0].startswith("| scorer | dev choose") and body[gap + 1].startswith("| scorer | dev test")
     assert all(line.startswith("|") for i, line in enumerate(body) if i != gap)
+
+
+def test_a_study_grows_with_kept_cells_and_its_file_prints_the_same_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    from mcts.agents.fingerprint import agent_code_fingerprint
+
+    root = _study(tmp_path)
+    first = tmp_path / "first.json"
+    assert scorer_study.main([str(root), "--json", str(first)]) == 0
+    whole = capsys.readouterr().out
+    # a later sitting holds only some scorers' runs; the rest are kept from the first study file
+    for name in ("choose", "demo"):
+        for path in (root / f"{name}-gemma-question").iterdir():
+            path.unlink()
+        (root / f"{name}-gemma-question").rmdir()
+    grown = tmp_path / "grown.json"
+    assert scorer_study.main([str(root), "--keep", str(first), "--json", str(grown)]) == 0
+    assert capsys.readouterr().out == whole
+    data = json.loads(grown.read_text())
+    assert data["sets"]["demo"]["scorers"]["gemma-question"]["f1"] == 1.0  # every scorer is written
+    assert "--keep" in data["written_by"]
+    assert scorer_study.main(["--from-json", str(grown)]) == 0
+    assert capsys.readouterr().out == whole
+    # figures from other agent code are never mixed in
+    stale = json.loads(first.read_text()) | {"agent_code_fingerprint": "other"}
+    (tmp_path / "stale.json").write_text(json.dumps(stale))
+    assert agent_code_fingerprint() != "other"
+    with pytest.raises(SystemExit, match="other agent code|measured with agent code"):
+        scorer_study.main([str(root), "--keep", str(tmp_path / "stale.json")])
+
+
+def test_the_shipped_study_file_prints_its_tables_and_names_its_choice(capsys: pytest.CaptureFixture[str]):
+    from ui.ig_evidence import EVIDENCE_FILE
+
+    assert scorer_study.main(["--from-json", str(EVIDENCE_FILE)]) == 0
+    printed = capsys.readouterr().out
+    data = json.loads(EVIDENCE_FILE.read_text())
+    assert f"(chosen) `{data['chosen']}`" in printed
+    assert set(data["sets"]) == set(scorer_study.SETS)
+    with pytest.raises(SystemExit, match="takes no runs"):
+        scorer_study.main(["--from-json", str(EVIDENCE_FILE), "--json", "x.json"])
