@@ -311,8 +311,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a folder of several methods for SET (Fast MCTS = the shipped scorer)",
     )
     ap.add_argument("--json", type=Path, help="also write every cell here (the app quotes some)")
-    ap.add_argument("--keep", type=Path, metavar="FILE", help="an earlier study file: its cells of scorers ROOT lacks")
-    ap.add_argument("--from-json", type=Path, metavar="FILE", help="print the tables of a study file; no runs")
+    ap.add_argument(
+        "--keep", type=Path, metavar="FILE", help="an earlier study file: its cells of scorers ROOT lacks"
+    )
+    ap.add_argument(
+        "--from-json", type=Path, metavar="FILE", help="print the tables of a study file; no runs"
+    )
     args = ap.parse_args(argv)
     if args.from_json is not None:
         if args.root is not None or args.run or args.keep or args.json:

@@ -143,11 +143,13 @@ def test_the_app_says_when_ig_did_not_beat_the_constant_reward():
     assert evidence_markdown({"sets": {}}) == ""
 
 
-
 def test_a_scorer_that_changes_no_answer_is_the_constant_reward_and_is_not_chosen(tmp_path: Path):
     root = _study(tmp_path)
     for name, f1s in (("choose", [1, 0]), ("demo", [1, 1])):  # the constant reward's answers exactly
-        rows = [_row(f"{name}:{i}", "fast", float(f), "right" if f else "wrong-constant") for i, f in enumerate(f1s)]
+        rows = [
+            _row(f"{name}:{i}", "fast", float(f), "right" if f else "wrong-constant")
+            for i, f in enumerate(f1s)
+        ]
         _write(root / f"{name}-aaa-saturated", rows)
     cells = scorer_study.read_cells(root)
     assert not scorer_study.steers(cells, "aaa-saturated") and scorer_study.steers(cells, "gemma-question")
@@ -165,7 +167,10 @@ def test_the_app_names_a_better_measured_scorer_than_the_one_it_runs():
     words = evidence_markdown(data, fingerprint="x")
     assert "(SmolLM2-135M, paper IG, `small` preset" in words  # the figures are the app's own scorer's
     assert "IG 49.1 F1, constant reward 48.2" in words
-    assert "best F1 on the sets used to choose* was Gemma, paper IG: demo 17-40 52.8 (constant reward 48.2)" in words
+    assert (
+        "best F1 on the sets used to choose* was Gemma, paper IG: demo 17-40 52.8 (constant reward 48.2)"
+        in words
+    )
 
 
 def test_the_docs_block_keeps_the_two_printed_tables_apart(tmp_path: Path):
