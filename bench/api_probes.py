@@ -98,7 +98,7 @@ def _slow_toy_world(call_s: float = 0.3) -> tuple[Callable[..., Any], list[int]]
 def build_probes(
     api: Api, folder: Path, running: list[int]
 ) -> list[tuple[str, str, str, Callable[[], bool]]]:
-    from bench.probes_public import ISSUE_TRACES, mutated_trace
+    from bench.probes_public import MALFORMED_TRACES, mutated_trace
     from tests import toy_world
     from tests.markup_trace import write_markup_trace
     from ui import public
@@ -224,7 +224,7 @@ def build_probes(
         reply = api.call(load, [None, file]) if file else {}
         return _clean(reply) and "not a valid trace" in _status_of(reply)
 
-    for name, path, value in ISSUE_TRACES:
+    for name, path, value in MALFORMED_TRACES:
         case = upload_case(path, value)
         add("uploaded traces", name, lambda p=case: loads_clearly(p))
 

@@ -106,7 +106,7 @@ def _queue_probes(add: Add) -> None:
         add("8 one client locks out all", name, probe, VULNERABILITY)
 
 
-ISSUE_TRACES: list[tuple[str, str, Any]] = [
+MALFORMED_TRACES: list[tuple[str, str, Any]] = [
     ("visits = 10**400", "nodes.1.visits", 10**400),
     ("action argument a number", "STEP.action.argument", 7),
     ("action argument a list", "STEP.action.argument", ["x"]),
@@ -123,7 +123,7 @@ ISSUE_TRACES: list[tuple[str, str, Any]] = [
 
 
 def mutated_trace(real: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    """A copy of the trace `real` with the field at `path` (dotted, as in `ISSUE_TRACES`:
+    """A copy of the trace `real` with the field at `path` (dotted, as in `MALFORMED_TRACES`:
     STEP is the first node's step with an action, PATH_EVENT the first values_backed_up
     event) set to `value`."""
     step = next(i for i, n in enumerate(real["nodes"]) if n["step"] and n["step"]["action"])
@@ -141,8 +141,9 @@ def mutated_trace(real: dict[str, Any], path: str, value: Any) -> dict[str, Any]
 def _trace_probes(add: Add, folder: Path, real: dict[str, Any]) -> None:
     from mcts.search.trace import TraceError, load_trace
 
-    def mutated(path: str, value: Any) -> Path:
-        out = folder / f"issue29-{abs(hash(path)) % 10**8}.json"
+    def mutated(index: int, path: str, value: Any) -> Path:
+        # One file per case: two cases on the same field must not share (and overwrite) a file.
+        out = folder / f"malformed-trace-{index:02d}.json"
         out.write_text(json.dumps(mutated_trace(real, path, value)))
         return out
 
@@ -153,8 +154,8 @@ def _trace_probes(add: Add, folder: Path, real: dict[str, Any]) -> None:
             return str(exc).startswith("not a valid trace: ") and "\n" not in str(exc)
         return False
 
-    for name, path, value in ISSUE_TRACES:
-        file = mutated(path, value)
+    for index, (name, path, value) in enumerate(MALFORMED_TRACES):
+        file = mutated(index, path, value)
         add("9 malformed traces", name, lambda p=file: clear(p))
 
 
