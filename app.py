@@ -63,6 +63,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     from ui.wiring import Page
     from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS
     from viz.answer_rule import NODE_TABLE_GLOSS
+    from viz.panels import node_table_widths
 
     GPU = gpu_decorator()  # noqa: N806  (spaces.GPU on ZeroGPU, identity elsewhere)
     config = config or AppConfig()
@@ -221,7 +222,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                     gr.Markdown(NODE_TABLE_GLOSS, elem_id="node-table-gloss")
                     c["table"] = gr.Dataframe(
                         headers=NODE_TABLE_HEADERS, interactive=False, wrap=True, elem_id="node-table",
-                        max_height=420, column_widths=NODE_TABLE_WIDTHS,
+                        max_height=420, column_widths=node_table_widths(NODE_TABLE_HEADERS),
                     )  # fmt: skip
                 c["click_node"] = gr.Textbox(visible="hidden", elem_id="click-node")
                 click_go = gr.Button("inspect clicked node", visible="hidden", elem_id="click-go")
@@ -434,7 +435,6 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
 
 # Node table in pixels (about 1,150 in all): it fits at 1280 px and scrolls sideways below,
 # where percentages squeezed the numbers to a character per line.
-NODE_TABLE_WIDTHS = ["44px", "72px", "58px", "62px", "400px", "90px", "48px", "64px", "64px", "80px", "98px", "64px"]  # fmt: skip
 
 
 def launch_kwargs() -> dict[str, Any]:

@@ -54,6 +54,13 @@ def test_the_truth_overlay_and_the_twin_on_an_example_question(url, browser) -> 
     expect(tree).to_contain_text("IG's top child is truly best (gold)")  # the legend entry
     page.get_by_text("All nodes (table: select a row to inspect it)").click()
     expect(page.locator("#node-table")).to_contain_text("true value (gold)")
+    # the overlay's column has its own width: its header is not cut, nor the columns it shifts
+    for header in ("true value (gold)", "PPL(H',Q)"):
+        cell = page.locator("#node-table th", has_text=header).first
+        cut = cell.evaluate(
+            "th => [th, ...th.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1)"
+        )
+        assert not cut, f"the node table's {header!r} header is cut"
 
     page.locator("#twin-btn").click()
     expect(page.locator("#twin-status")).to_contain_text("Twin replayed from the run cache", timeout=30_000)

@@ -175,9 +175,15 @@ def test_the_tree_is_identical_every_node_field_with_and_without_the_overlay(toy
     # Switching the overlay on and off afterwards reads the tree and changes nothing in it.
     before = _fields(plain.tree)
     on = overlay.toggle_truth(plain, True)
-    assert "true value (gold)" in list(on["table"].columns) and on["truth"]
+    shown_cols = list(on["table"]["value"].columns)
+    assert "true value (gold)" in shown_cols and on["truth"]
+    # each column keeps its own width when the overlay's column shifts it
+    assert on["table"]["column_widths"][shown_cols.index("true value (gold)")] == "164px"
+    assert on["table"]["column_widths"][shown_cols.index("PPL(H',Q)")] == "98px"
     off = overlay.toggle_truth(plain, False)
-    assert "true value (gold)" not in list(off["table"].columns) and off["truth"] == ""
+    off_cols = list(off["table"]["value"].columns)
+    assert "true value (gold)" not in off_cols and off["truth"] == ""
+    assert len(off["table"]["column_widths"]) == len(off_cols)
     assert _fields(plain.tree) == before
 
 

@@ -32,7 +32,7 @@ from viz import (
 )
 from viz.answer_rule import inspector_glossary, weight_gloss, why_not_best
 from viz.figure import TruthMarks
-from viz.panels import node_table_headers
+from viz.panels import node_table_headers, node_table_widths
 from viz.twin import TwinSide, diff_trees, twin_markdown
 
 TWIN_OUTPUTS = ("twin_status", "twin_plot_a", "twin_plot_b", "twin_diff")  # ui.twin's panels
@@ -170,7 +170,7 @@ def tree_view(session: Session, status: str, *, cost: Any = None) -> dict[str, A
     update: dict[str, Any] = {
         "status": status,
         "plot": figure(session),
-        "table": node_table_frame(session),
+        "table": node_table_update(session),
         "node_dd": gr.update(choices=node_choices(tree) if tree else [], value=session.inspected),
     }
     if cost is not None:
@@ -185,6 +185,13 @@ def node_table_frame(session: Session) -> Any:
     values = dict(truth.values) if truth is not None else None
     rows = node_table(tree, session.settings.c, values) if tree else []
     return table_frame(rows, node_table_headers(values is not None))
+
+
+def node_table_update(session: Session) -> Any:
+    """The node table with each column's width, which follows its header as the overlay's column
+    comes and goes."""
+    frame = node_table_frame(session)
+    return gr.update(value=frame, column_widths=node_table_widths(list(frame.columns)))
 
 
 def main_view(session: Session, status: str) -> dict[str, Any]:

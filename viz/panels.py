@@ -107,6 +107,19 @@ def status_line(
 TRUE_VALUE_HEADER = "true value (gold)"  # inserted after r while the truth overlay is on
 
 
+# Each column's width by its header, so a column keeps its width wherever the truth overlay's
+# column shifts it (positional widths would cut "true value (gold)" and the columns after it).
+NODE_TABLE_WIDTHS: dict[str, str] = {
+    "id": "44px", "parent": "72px", "depth": "58px", "round": "62px", "action": "400px", "status": "90px",
+    "N": "48px", "W/N": "64px", "r": "64px", TRUE_VALUE_HEADER: "164px", "PPL(H')": "80px",
+    "PPL(H',Q)": "98px", "UCT": "64px",
+}  # fmt: skip
+
+
+def node_table_widths(headers: list[str]) -> list[str]:
+    return [NODE_TABLE_WIDTHS[h] for h in headers]
+
+
 def node_table_headers(with_truth: bool = False) -> list[str]:
     if not with_truth:
         return list(NODE_TABLE_HEADERS)
