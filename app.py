@@ -57,6 +57,7 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     )
     from ui.config import WIKIDATA_EXAMPLES_FILE, bundled_traces, gpu_decorator, load_example_questions
     from ui.fields import SettingNumber, SettingSlider
+    from ui.forms import SETTING_RANGES as R  # each setting field is drawn with its checked range
     from ui.forms import SETTINGS_FIELDS, CompareInputs, RunInputs
     from ui.render import EMPTY_DETAIL, MAIN_OUTPUTS, TWIN_OUTPUTS
     from ui.theme import ABOUT_MD, HEADER_HTML, LAB_MD
@@ -120,23 +121,22 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                             }
                         with gr.Accordion("Search settings", open=False, elem_id="settings"):
                             with gr.Row():
-                                c["rounds"] = SettingSlider(1, 30, value=d.rounds, step=1, label="rounds")
-                                c["k"] = SettingSlider(1, 10, value=d.k, step=1, label="k candidates")
+                                c["rounds"] = SettingSlider(*R["rounds"], value=d.rounds, step=1, label="rounds")
+                                c["k"] = SettingSlider(*R["k"], value=d.k, step=1, label="k candidates")
                             with gr.Row():
-                                c["c"] = SettingNumber(d.c, label="UCT c", minimum=0)
-                                c["alpha"] = SettingNumber(d.alpha, label="α (reward scale)", minimum=0)
-                                c["beta"] = SettingNumber(d.beta, label="β (sharpness)", minimum=0)
+                                c["c"] = SettingNumber(d.c, label="UCT c", minimum=R["c"][0])
+                                c["alpha"] = SettingNumber(d.alpha, label="α (reward scale)", minimum=R["alpha"][0])
+                                c["beta"] = SettingNumber(d.beta, label="β (sharpness)", minimum=R["beta"][0])
                             with gr.Row():
                                 c["expected_depth"] = SettingSlider(
-                                    0, 20, value=d.expected_depth, step=1, label="expected depth"
+                                    *R["expected_depth"], value=d.expected_depth, step=1, label="expected depth"
                                 )
                                 c["max_depth"] = SettingSlider(
-                                    1, 20, value=d.max_depth, step=1, label="max depth"
+                                    *R["max_depth"], value=d.max_depth, step=1, label="max depth"
                                 )
                             with gr.Row():
                                 c["early_stop"] = SettingSlider(
-                                    1,
-                                    20,
+                                    *R["early_stop"],
                                     value=d.early_stop_terminals,
                                     step=1,
                                     label="early stop after answers",

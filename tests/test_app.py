@@ -234,6 +234,28 @@ def test_an_out_of_range_setting_is_refused_with_a_clear_message(server) -> None
     assert c.predict(api_name="/stop") == "Nothing is running."
 
 
+def test_off_spaces_the_rest_route_around_the_validator_is_held_to_the_ranges_too(server) -> None:
+    # Local mode leaves Gradio's POST /gradio_api/run/<name> open, which skips the run's
+    # validator; the form's own check refuses the setting there with the same sentence.
+    import http.client
+    from urllib.parse import urlsplit
+
+    from ui.forms import RunInputs
+
+    address = urlsplit(server)
+    args = run_args(rounds=10**6)
+    data = [None, *(args[name] for name in RunInputs.field_names())]  # the session state first
+    conn = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+    conn.request(
+        "POST", "/gradio_api/run/run", json.dumps({"data": data}), {"Content-Type": "application/json"}
+    )
+    reply = conn.getresponse()
+    status = json.loads(reply.read())["data"][0]
+    assert reply.status == 200
+    assert status == "**Problem:** bad setting: rounds must be between 1 and 30 (got 1000000).", status
+    assert client(server).predict(api_name="/stop") == "Nothing is running."
+
+
 def test_a_broken_trace_file_gives_a_clear_message(server, tmp_path) -> None:
     c = client(server)
     for text in ("{not json", json.dumps({"schema_version": 99, "question": "q"}), json.dumps([1, 2])):

@@ -45,6 +45,13 @@ def test_the_form_builds_settings_over_its_preset_and_refuses_bad_values_in_one_
     with pytest.raises(ValueError, match="bad setting") as err:
         form(rounds="many").settings("fast")
     assert "\n" not in str(err.value)
+    # the form's own check holds every setting to the range its field is drawn with
+    with pytest.raises(ValueError, match=r"bad setting: rounds must be between 1 and 30 \(got 1000000\)\."):
+        form(rounds=10**6).settings("fast")
+    with pytest.raises(ValueError, match=r"bad setting: c must be at least 0 \(got -1\)\."):
+        form(c=-1.0).settings("fast")
+    with pytest.raises(ValueError, match=r"max_depth must be a number between 1 and 20 \(got inf\)"):
+        form(max_depth=float("inf")).settings("fast")
     with pytest.raises(ValueError, match="empty"):
         form(question="  ").checked_question()
 

@@ -15,9 +15,24 @@ from mcts.search.cleaning import CleaningRule
 from mcts.search.loop import check_question, one_line
 from mcts.search.presets import PRESETS, preset_settings
 from mcts.search.settings import Method, SearchSettings
+from ui.ranges import range_problem
 
 # The settings form's components, in the form's order (a preset or a loaded trace fills them).
 SETTINGS_FIELDS = ("rounds", "k", "c", "alpha", "beta", "expected_depth", "max_depth", "early_stop", "seed")
+# Each setting's range (inclusive; None: open). The form's fields are drawn with it (app.py), the
+# run's validator refuses a value outside it as the run joins the queue, and `settings()` checks
+# it again, so a caller that reaches a handler some other way is held to it too.
+SETTING_RANGES: dict[str, tuple[float | None, float | None]] = {
+    "rounds": (1, 30),
+    "k": (1, 10),
+    "c": (0, None),
+    "alpha": (0, None),
+    "beta": (0, None),
+    "expected_depth": (0, 20),
+    "max_depth": (1, 20),
+    "early_stop": (1, 20),
+    "seed": (None, None),
+}
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,10 @@ class SearchForm:
 
     def settings(self, method: str) -> SearchSettings:
         """SearchSettings from the form over its preset; raises ValueError with one clear line."""
+        for name in SETTINGS_FIELDS:
+            problem = range_problem(name, getattr(self, name), *SETTING_RANGES[name])
+            if problem is not None:
+                raise ValueError(f"bad setting: {problem}")
         try:
             base = (
                 preset_settings(self.preset, method) if self.preset else SearchSettings(method=Method(method))

@@ -7,7 +7,7 @@ from typing import Any
 import gradio as gr
 
 from mcts.search.loop import one_line
-from ui.fields import range_problem
+from ui.ranges import range_problem
 from ui.session import Session
 from viz import build_figure
 from viz.replay import replay_rounds, tree_at_round
