@@ -138,7 +138,10 @@ def test_the_app_says_when_ig_did_not_beat_the_constant_reward():
         "IG 38.8 F1, constant reward 41.2" in words
         and "unlike the constant reward's: its answer on 2 of 40" in words
     )
-    assert "greedy path 47.9" in words and "*Held out:*" in words
+    assert "greedy path 47.9" in words and "*Held out from that choice:*" in words
+    # the verdict is over every question: (38.75 * 40 + 43.57 * 68) / 108 against (41.25 * 40 + 43.57 * 68) / 108
+    assert "over all 108 questions of these sets IG scored 41.8 F1 and the constant reward 42.7" in words
+    assert "its answer on only 2" in words
     assert "other agent code" in words  # measured with another fingerprint: said so
     assert evidence_markdown({"sets": {}}) == ""
 
@@ -226,3 +229,21 @@ def test_the_shipped_study_file_prints_its_tables_and_names_its_choice(capsys: p
     assert set(data["sets"]) == set(scorer_study.SETS)
     with pytest.raises(SystemExit, match="takes no runs"):
         scorer_study.main(["--from-json", str(EVIDENCE_FILE), "--json", "x.json"])
+
+
+def test_the_verdict_is_over_every_question_and_names_a_mixed_record():
+    sets = {
+        "choose": {"label": "dev choose", "role": "choice", "scorers": {
+            "smollm-paper": {"f1": 0.50, "n": 40, "differ_from_constant": 4, "trees_differ_from_constant": 30},
+            "constant": {"f1": 0.45, "n": 40}}},
+        "test": {"label": "dev test", "role": "report", "scorers": {
+            "smollm-paper": {"f1": 0.40, "n": 10, "differ_from_constant": 1, "trees_differ_from_constant": 9},
+            "constant": {"f1": 0.42, "n": 10}}},
+    }  # fmt: skip
+    words = evidence_markdown({"shipped": "smollm-paper", "sets": sets}, fingerprint="x")
+    assert (
+        "**Over many questions, this IG reward did better than the constant reward** (ahead on some sets"
+        in words
+    )
+    assert "over all 50 questions of these sets IG scored 48.0 F1 and the constant reward 44.4" in words
+    assert "its tree differed from the constant reward's on 39 of them, its answer on only 5" in words

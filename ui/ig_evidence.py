@@ -74,6 +74,48 @@ def _best_measured(data: dict[str, Any], shipped: str) -> list[str]:
     ]
 
 
+def _pooled(sets: list[dict[str, Any]], scorer: str) -> tuple[float, int, int, int] | None:
+    """(F1 over every question of `sets`, questions, answers unlike the constant reward's, trees
+    unlike it) for a scorer measured on every set; None otherwise."""
+    cells = [s["scorers"].get(scorer) for s in sets]
+    if not cells or any(c is None for c in cells):
+        return None
+    n = sum(c["n"] for c in cells)
+    f1 = sum(c["f1"] * c["n"] for c in cells) / n
+    return (
+        f1,
+        n,
+        sum(c.get("differ_from_constant") or 0 for c in cells),
+        sum(c.get("trees_differ_from_constant") or 0 for c in cells),
+    )
+
+
+def _verdict(sets: list[dict[str, Any]], ig: str, signs: list[int]) -> str:
+    """The sentence a teacher can read out: IG against the constant reward over every question."""
+    mine, const = _pooled(sets, ig), _pooled(sets, "constant")
+    if mine is None or const is None:
+        return "**Over many questions the IG reward helped on some sets and hurt on others**; see each below."
+    f1, n, answers, trees = mine
+    gap = 100 * (f1 - const[0])
+    over = (
+        f"over all {n} questions of these sets IG scored {_pct(f1)} F1 and the constant reward {_pct(const[0])}; "
+        f"its tree differed from the constant reward's on {trees} of them, its answer on only {answers}"
+    )
+    mixed = (
+        " (ahead on some sets, behind on others)"
+        if any(s > 0 for s in signs) and any(s < 0 for s in signs)
+        else ""
+    )
+    if gap <= 0.05:
+        return (
+            f"**Over many questions, this IG reward did not beat the constant reward**{mixed}: {over}. "
+            "With this model and preset the policy's prior and the likeliest-branch answer rule decide most "
+            "searches: IG moves where a search looks far more often than where it ends. Read a green or red ring "
+            "as what IG said about one sibling group, not as proof that it steered the answer."
+        )
+    return f"**Over many questions, this IG reward did better than the constant reward**{mixed}: {over}."
+
+
 def evidence_markdown(data: dict[str, Any] | None = None, fingerprint: str | None = None) -> str:
     """The paragraph beside the twin, on the scorer the app runs by default (the study's
     shipped one); "" when there is no study to quote."""
@@ -82,29 +124,18 @@ def evidence_markdown(data: dict[str, Any] | None = None, fingerprint: str | Non
         return ""
     ig = data.get("shipped") or data.get("chosen", "")
     label = data.get("labels", {}).get(ig, ig)
-    lines, signs = [], []
-    for role, title in (("choice", "used to choose the scorer"), ("report", "held out")):
-        part = [(s["label"], s["scorers"]) for s in data["sets"].values() if s.get("role") == role]
-        said = [x for x in (_set_line(name, scorers, ig) for name, scorers in part) if x]
+    lines: list[str] = []
+    signs: list[int] = []
+    measured: list[dict[str, Any]] = []
+    for role, title in (("choice", "Used to choose the scorer"), ("report", "Held out from that choice")):
+        part = [s for s in data["sets"].values() if s.get("role") == role]
+        said = [(s, x) for s in part if (x := _set_line(s["label"], s["scorers"], ig))]
         if said:
-            lines.append(f"*{title.capitalize()}:*")
-            lines += [text for text, _ in said]
-            signs += [sign for _, sign in said]
+            lines += [f"*{title}:*", ""] + [text for _, (text, _) in said] + [""]
+            signs += [sign for _, (_, sign) in said]
+            measured += [s for s, _ in said]
     if not lines:
         return ""
-    if all(s <= 0 for s in signs):
-        verdict = (
-            "**Over many questions, this IG reward did not beat the constant reward** on any of these sets: "
-            "with this model and preset the policy's prior and the likeliest-branch answer rule decide most "
-            "searches, and the IG reward rarely changes where a search ends. Read a green or red ring as what "
-            "IG said about one sibling group, not as proof that it steered the answer."
-        )
-    elif all(s >= 0 for s in signs):
-        verdict = "**Over many questions, this IG reward did at least as well as the constant reward** on every set."
-    else:
-        verdict = (
-            "**Over many questions the IG reward helped on some sets and hurt on others**; see each below."
-        )
     head = f"#### What IG did over many questions ({label}, `small` preset, seed 0)"
     current = fingerprint if fingerprint is not None else agent_code_fingerprint()
     stale = (
@@ -117,4 +148,5 @@ def evidence_markdown(data: dict[str, Any] | None = None, fingerprint: str | Non
     source = (
         "Figures from `examples/scorer_study.json`, written by `scripts/scorer_study.py` (docs/results.md)."
     )
-    return "\n".join([head, "", verdict, "", *lines, *([""] + best if best else []), "", source]) + stale
+    body = [head, "", _verdict(measured, ig, signs), "", *lines, *(best + [""] if best else []), source]
+    return "\n".join(body) + stale
