@@ -64,8 +64,13 @@ def client(url: str):
     )
 
 
+def table_value(table: dict) -> dict:
+    """The node table's value: it comes as an update that also sets each column's width."""
+    return table.get("value") or {} if table.get("__type__") == "update" else table
+
+
 def table_rows(df: dict) -> list[list]:
-    return df["data"]
+    return table_value(df)["data"]
 
 
 def finish(job, minutes: int = 15) -> list[dict]:
@@ -84,7 +89,11 @@ def finished_run(server):
 
 
 def tables(outputs: list[dict]) -> list[dict]:
-    return [o["table"] for o in outputs if isinstance(o["table"], dict) and o["table"].get("data")]
+    return [
+        table_value(o["table"])
+        for o in outputs
+        if isinstance(o["table"], dict) and table_value(o["table"]).get("data")
+    ]
 
 
 def test_a_streamed_run_yields_several_updates_and_ends_with_an_answer_panel(finished_run) -> None:
