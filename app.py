@@ -121,15 +121,22 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
                             }
                         with gr.Accordion("Search settings", open=False, elem_id="settings"):
                             with gr.Row():
-                                c["rounds"] = SettingSlider(*R["rounds"], value=d.rounds, step=1, label="rounds")
+                                c["rounds"] = SettingSlider(
+                                    *R["rounds"], value=d.rounds, step=1, label="rounds"
+                                )
                                 c["k"] = SettingSlider(*R["k"], value=d.k, step=1, label="k candidates")
                             with gr.Row():
                                 c["c"] = SettingNumber(d.c, label="UCT c", minimum=R["c"][0])
-                                c["alpha"] = SettingNumber(d.alpha, label="α (reward scale)", minimum=R["alpha"][0])
+                                c["alpha"] = SettingNumber(
+                                    d.alpha, label="α (reward scale)", minimum=R["alpha"][0]
+                                )
                                 c["beta"] = SettingNumber(d.beta, label="β (sharpness)", minimum=R["beta"][0])
                             with gr.Row():
                                 c["expected_depth"] = SettingSlider(
-                                    *R["expected_depth"], value=d.expected_depth, step=1, label="expected depth"
+                                    *R["expected_depth"],
+                                    value=d.expected_depth,
+                                    step=1,
+                                    label="expected depth",
                                 )
                                 c["max_depth"] = SettingSlider(
                                     *R["max_depth"], value=d.max_depth, step=1, label="max depth"
@@ -431,10 +438,6 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     demo.queue(max_size=config.queue_size, default_concurrency_limit=1, api_open=not public.MODE.enabled)
     public.watch_queue(demo)  # a waiting place lives while its run is in this queue
     return demo
-
-
-# Node table in pixels (about 1,150 in all): it fits at 1280 px and scrolls sideways below,
-# where percentages squeezed the numbers to a character per line.
 
 
 def launch_kwargs() -> dict[str, Any]:

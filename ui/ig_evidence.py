@@ -94,7 +94,7 @@ def _verdict(sets: list[dict[str, Any]], ig: str, signs: list[int]) -> str:
     """The sentence a teacher can read out: IG against the constant reward over every question."""
     mine, const = _pooled(sets, ig), _pooled(sets, "constant")
     if mine is None or const is None:
-        return "**Over many questions the IG reward helped on some sets and hurt on others**; see each below."
+        return "**What IG did over many questions**, set by set:"
     f1, n, answers, trees = mine
     gap = 100 * (f1 - const[0])
     over = (

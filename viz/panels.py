@@ -109,6 +109,8 @@ TRUE_VALUE_HEADER = "true value (gold)"  # inserted after r while the truth over
 
 # Each column's width by its header, so a column keeps its width wherever the truth overlay's
 # column shifts it (positional widths would cut "true value (gold)" and the columns after it).
+# Pixels, about 1,150 in all: the table fits at 1280 px and scrolls sideways below, where
+# percentages squeezed the numbers to a character per line.
 NODE_TABLE_WIDTHS: dict[str, str] = {
     "id": "44px", "parent": "72px", "depth": "58px", "round": "62px", "action": "400px", "status": "90px",
     "N": "48px", "W/N": "64px", "r": "64px", TRUE_VALUE_HEADER: "164px", "PPL(H')": "80px",
