@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 TEXT = {p: p.read_text(encoding="utf-8") for p in DOCS}
 
-FILE_REF = re.compile(r"(?<![\w./-])((?:scripts|bench|tests|mcts|kb|ui|viz|examples|models)/[\w./*<>-]*[\w*>])")
+FILE_REF = re.compile(
+    r"(?<![\w./-])((?:scripts|bench|tests|mcts|kb|ui|viz|examples|models)/[\w./*<>-]*[\w*>])"
+)
 MODULE_REF = re.compile(r"python -m ([\w.]+)")
 MCTS_COMMAND = re.compile(r"python -m mcts ([a-z][\w-]*)")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")

@@ -144,7 +144,11 @@ def test_held_out_means_used_for_no_choice():
     assert info.facets("someone:else", {}).held_out is None
     # each demo question is in exactly one place: one choice's slice, or held out
     placed = [q for c in demo["choices"].values() for q in c["questions"]] + demo["held_out"]
-    shipped = [json.loads(line)["id"] for line in (DEMO_SPLIT_FILE.parents[2] / demo["source"]).read_text().splitlines() if line]
+    shipped = [
+        json.loads(line)["id"]
+        for line in (DEMO_SPLIT_FILE.parents[2] / demo["source"]).read_text().splitlines()
+        if line
+    ]
     assert sorted(placed) == sorted(shipped)
 
 
