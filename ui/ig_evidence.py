@@ -74,9 +74,10 @@ def _best_measured(data: dict[str, Any], shipped: str) -> list[str]:
     ]
 
 
-def _pooled(sets: list[dict[str, Any]], scorer: str) -> tuple[float, int, int, int] | None:
+def _pooled(sets: list[dict[str, Any]], scorer: str) -> tuple[float, int, int, int | None] | None:
     """(F1 over every question of `sets`, questions, answers unlike the constant reward's, trees
-    unlike it) for a scorer measured on every set; None otherwise."""
+    unlike it: None unless every set compared them) for a scorer measured on every set; None
+    otherwise."""
     cells = [s["scorers"].get(scorer) for s in sets]
     if not cells or any(c is None for c in cells):
         return None
@@ -86,7 +87,9 @@ def _pooled(sets: list[dict[str, Any]], scorer: str) -> tuple[float, int, int, i
         f1,
         n,
         sum(c.get("differ_from_constant") or 0 for c in cells),
-        sum(c.get("trees_differ_from_constant") or 0 for c in cells),
+        None
+        if any(c.get("trees_differ_from_constant") is None for c in cells)
+        else sum(c["trees_differ_from_constant"] for c in cells),
     )
 
 
@@ -97,9 +100,14 @@ def _verdict(sets: list[dict[str, Any]], ig: str, signs: list[int]) -> str:
         return "**What IG did over many questions**, set by set:"
     f1, n, answers, trees = mine
     gap = 100 * (f1 - const[0])
-    over = (
-        f"over all {n} questions of these sets IG scored {_pct(f1)} F1 and the constant reward {_pct(const[0])}; "
+    moved = (
         f"its tree differed from the constant reward's on {trees} of them, its answer on only {answers}"
+        if trees is not None  # a study without the trees compared must not read as "no tree moved"
+        else f"unlike the constant reward's: its answer on only {answers} of them"
+    )
+    over = (
+        f"over all {n} questions of these sets IG scored {_pct(f1)} F1 and the constant reward "
+        f"{_pct(const[0])}; {moved}"
     )
     mixed = (
         " (ahead on some sets, behind on others)"
