@@ -133,6 +133,8 @@ STOPWORDS = frozenset(
 )
 _MAX_SPAN = 8  # longest label in words that find_mentions tries
 _PARTIAL_PER_SPAN = 3  # entities offered for a shortened name
+# Endings that make a place's adjective ("Chilean", "Canadian", "Japanese", "Israeli"), longest first.
+_ADJECTIVE_ENDINGS = ("ians", "ian", "ans", "an", "ese", "ish", "ns", "i", "n")
 
 
 def normalise(text: str) -> str:
@@ -315,7 +317,9 @@ class NameIndex:
                     if row not in seen:
                         seen.add(row)
                         hits.append(self._hit(row, float(n)))
-        for n, row in self._partial_mentions(question, tokens, taken):
+        for n, row in self._partial_mentions(question, tokens, taken) + self._near_mentions(
+            question, tokens, taken
+        ):
             if row not in seen:
                 seen.add(row)
                 hits.append(self._hit(row, float(n)))
@@ -350,6 +354,61 @@ class NameIndex:
                     rows = sorted(set(rows), key=lambda r: (-self._entities[r].degree, r))
                     found += [(n, row) for row in rows[:_PARTIAL_PER_SPAN]]
         return found
+
+    def _near_mentions(self, question: str, tokens: list[str], taken: list[bool]) -> list[tuple[int, int]]:
+        """(1, entity row) for single capitalised words that no label matched, nor a longer name:
+        the adjective of a place ("Chilean" -> Chile, "Canadian" -> Canada) or a name one letter
+        off ("Portugese" -> Portuguese). Users write both; neither is a label of the KB.
+
+        The `_PARTIAL_PER_SPAN` most connected entities per word. The word must be written with
+        a capital (not only as the question's first word) and have five letters or more: a
+        lower-case word one letter off a name is mostly another word ("border" -> Bordeaux)."""
+        words = question.split()
+        capitalised = {t for w in words[1:] if w[:1].isupper() for t in normalise(w).split()}
+        found: list[tuple[int, int]] = []
+        for i, token in enumerate(tokens):
+            if taken[i] or token not in capitalised or token in STOPWORDS or len(token) < 5:
+                continue
+            # A misspelling is mended only in a word that stands alone: beside another
+            # capitalised word it is part of a name the KB lacks ("Reggie Bush" -> Reggae).
+            alone = not any(0 <= j < len(tokens) and tokens[j] in capitalised for j in (i - 1, i + 1))
+            rows = (self._one_letter_off(token) if alone else []) + self._places_of_adjective(token)
+            if rows:
+                taken[i] = True
+                rows = sorted(set(rows), key=lambda r: (-self._entities[r].degree, r))
+                found += [(1, row) for row in rows[:_PARTIAL_PER_SPAN]]
+        return found
+
+    def _places_of_adjective(self, word: str) -> list[int]:
+        """Entities with a one-word label the adjective `word` is made from: the word without
+        an adjective ending, plus at most two letters ("chile|an", "canad|ian" + "a")."""
+        for ending in _ADJECTIVE_ENDINGS:
+            stem = word.removesuffix(ending)
+            if stem == word or len(stem) < 3:
+                continue
+            rows = [
+                row
+                for row, norm in self._fts("words", f'"{stem}"*', 200)
+                if " " not in norm and norm.startswith(stem) and len(norm) - len(stem) <= 2 and norm != word
+            ]
+            if rows:
+                return rows
+        return []
+
+    def _one_letter_off(self, word: str) -> list[int]:
+        """Entities with a one-word label one edit from `word` (a letter dropped, added,
+        changed or two swapped), for words of six letters or more."""
+        from rapidfuzz.distance import OSA
+
+        if len(word) < 6:
+            return []
+        grams = sorted({word[i : i + 3] for i in range(len(word) - 2)})
+        candidates = self._fts("tri", " OR ".join(f'"{g}"' for g in grams), 400)
+        return [
+            row
+            for row, norm in candidates
+            if " " not in norm and OSA.distance(word, norm, score_cutoff=1) <= 1
+        ]
 
     def _longer_names(self, span: list[str]) -> list[int]:
         """Entities with a label that ends with `span` after more words, or is `span` with its

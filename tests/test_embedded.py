@@ -144,6 +144,27 @@ def test_a_common_word_is_not_read_as_a_shortened_name():
     assert index.find_mentions("Live shows of which band?") == []  # a capital that only starts the question
 
 
+def test_a_place_adjective_or_a_misspelt_name_standing_alone_is_a_mention(fbqa_kb):
+    def names(question):
+        return [h.name for h in fbqa_kb.find_mentions(question)]
+
+    assert "Chile" in names("What language do Chilean people speak that is used on Sesame Street?")
+    assert "Slovakia" in names("Which country that borders Skovakia is Kiev the capital of?")
+    assert "Jerusalem" in names("What religion has a sacred site in Jesusalem?")
+
+
+def test_near_spellings_are_not_read_into_common_words_or_other_names():
+    index = NameIndex(
+        names=[("m.1", "Chile"), ("m.2", "Reggae"), ("m.3", "Bordeaux"), ("m.4", "Slovakia")],
+    )
+    assert [h.id for h in index.find_mentions("Which Chilean poet won a prize?")] == ["m.1"]
+    # One letter off another name, beside a capitalised word: a name the KB lacks.
+    assert index.find_mentions("Which team did Reggie Bush play for?") == []
+    # In lower case a word one letter off a name is another word.
+    assert index.find_mentions("what countries border slovakai and chilean waters?") == []
+    assert [h.id for h in index.find_mentions("Which country borders Slovakai?")] == ["m.4"]
+
+
 def test_a_two_letter_mention_counts_only_as_an_acronym_and_the_index_knows_edge_counts(fbqa_kb):
     usa = "m.09c7w0"
     assert usa in [h.id for h in fbqa_kb.find_mentions("What major US religion has a text named The Bible?")]
