@@ -123,8 +123,8 @@ PRIOR_NAMES = frozenset(f.name for f in fields(Priors))
 # how far a pattern's similarity is below the best one of the same anchor (0 for the best);
 # for an entity span, where it starts in the question (0 = first word, 1 = last), whether
 # it is written as a name (capitalised, not the first word) or in quotes (a title), or
-# is an entity's name the question only writes as an alias ("Kingdom of France" for "France"),
-# an adjective ("Chile" for "Chilean") or misspelt;
+# is an entity's name the question only writes as an alias ("Kingdom of France" for "France")
+# or misspelt;
 # an entity's popularity (log of 1 + its edges, where the KB can say; a question is
 # usually about the better known of the things it names); and for a pattern, whether it
 # points into the entity (`in`), whether it goes through a CVT node, and how well its
@@ -220,10 +220,11 @@ def span_for(hit: EntityHit, question: str) -> str:
     return m.group(0) if m else hit.name
 
 
-def _written(name: str, question: str) -> re.Match[str] | None:
+def _written(name: str, question: str, *, as_stem: bool = False) -> re.Match[str] | None:
     """Where the question writes `name` as words of its own (not inside a longer word:
-    "Chile" is not written in "Chilean")."""
-    return re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", question, re.IGNORECASE)
+    "Chile" is not written in "Chilean"), or, `as_stem`, at the start of a word (it is)."""
+    end = "" if as_stem else r"(?!\w)"
+    return re.search(r"(?<!\w)" + re.escape(name) + end, question, re.IGNORECASE)
 
 
 # Words that carry no relation meaning: the name index's stop words, except the question and
@@ -271,10 +272,10 @@ _QUOTED = re.compile(r'"[^"]+"|“[^”]+”')
 
 def span_cues(span: str, question: str) -> dict[str, float]:
     """Where and how the question writes an entity span (see `LEARNED_ONLY`)."""
-    m = _written(span, question)
-    if (
-        m is None
-    ):  # found through an alias, an adjective or a misspelling: the question does not write the name
+    # A place's adjective ("Chilean") writes the name at the start of a word: a name the
+    # question writes, where and as it writes it, not an alias.
+    m = _written(span, question, as_stem=True)
+    if m is None:  # found through an alias or a misspelling: the question does not write the name
         return {"span_alias": 1.0}
     before = len(question[: m.start()].split())
     words = max(len(question.split()) - 1, 1)
