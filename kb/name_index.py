@@ -285,12 +285,15 @@ class NameIndex:
         return EntityHit(id=e.id, name=e.name, description=e.description, score=round(score, 4))
 
     # ----- mentions -------------------------------------------------------------------
-    def find_mentions(self, question: str, limit: int = 10) -> list[EntityHit]:
+    def find_mentions(
+        self, question: str, limit: int = 10, *, near_spellings: bool = True
+    ) -> list[EntityHit]:
         """KB entities whose name or alias occurs as a word span of `question`.
 
         Longest spans first (a span inside an already matched span is skipped); every
         entity sharing a matched label is returned (homonyms side by side), the more
-        connected first. `score` is the span length in words.
+        connected first. `score` is the span length in words. Then shortened names, and
+        (`near_spellings`) places named by their adjective and misspelt names.
         """
         tokens = normalise(question).split()
         # A two-letter word is a mention only when written as an acronym ("US", "UK"):
@@ -317,9 +320,10 @@ class NameIndex:
                     if row not in seen:
                         seen.add(row)
                         hits.append(self._hit(row, float(n)))
-        for n, row in self._partial_mentions(question, tokens, taken) + self._near_mentions(
-            question, tokens, taken
-        ):
+        found = self._partial_mentions(question, tokens, taken)
+        if near_spellings:
+            found += self._near_mentions(question, tokens, taken)
+        for n, row in found:
             if row not in seen:
                 seen.add(row)
                 hits.append(self._hit(row, float(n)))
