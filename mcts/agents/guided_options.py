@@ -216,15 +216,8 @@ def words(p: GraphPattern) -> str:
 
 def span_for(hit: EntityHit, question: str) -> str:
     """The question's own words for an entity found by `find_mentions` (else its name)."""
-    m = _written(hit.name, question)
+    m = re.search(re.escape(hit.name), question, re.IGNORECASE)
     return m.group(0) if m else hit.name
-
-
-def _written(name: str, question: str, *, as_stem: bool = False) -> re.Match[str] | None:
-    """Where the question writes `name` as words of its own (not inside a longer word:
-    "Chile" is not written in "Chilean"), or, `as_stem`, at the start of a word (it is)."""
-    end = "" if as_stem else r"(?!\w)"
-    return re.search(r"(?<!\w)" + re.escape(name) + end, question, re.IGNORECASE)
 
 
 # Words that carry no relation meaning: the name index's stop words, except the question and
@@ -271,10 +264,9 @@ _QUOTED = re.compile(r'"[^"]+"|“[^”]+”')
 
 
 def span_cues(span: str, question: str) -> dict[str, float]:
-    """Where and how the question writes an entity span (see `LEARNED_ONLY`)."""
-    # A place's adjective ("Chilean") writes the name at the start of a word: a name the
-    # question writes, where and as it writes it, not an alias.
-    m = _written(span, question, as_stem=True)
+    """Where and how the question writes an entity span (see `LEARNED_ONLY`). A place named by
+    its adjective is written there ("Chile" in "Chilean"); a misspelt name is not."""
+    m = re.search(re.escape(span), question, re.IGNORECASE)
     if m is None:  # found through an alias or a misspelling: the question does not write the name
         return {"span_alias": 1.0}
     before = len(question[: m.start()].split())
