@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mcts.evaluation.report import BREAKDOWN, collect_rows  # noqa: E402  (repo root first on the path)
+from mcts.evaluation.report import collect_rows, informative_groups  # noqa: E402  (repo root first on the path)
 from mcts.evaluation.runner import EvalRow  # noqa: E402
 
 FREEBASE = "http://rdf.freebase.com/ns/"
@@ -78,12 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"| questions ({args.method}) | n | " + " | ".join(KINDS) + " |")
     print("|---|---:|" + "---:|" * len(KINDS))
-    for group in BREAKDOWN:
-        mine = [r for r in rows if group.keep(r)]
-        # As in the report's breakdown: a group of no question, or of every question under
-        # another name ("held out" on the test split), says nothing new.
-        if not mine or (group is not BREAKDOWN[0] and len(mine) == len(rows)):
-            continue
+    for group, mine in informative_groups(rows):
         counts = Counter(kind_of_miss(r, records[r.question_id]) for r in mine)
         print(f"| {group.label} | {len(mine)} | " + " | ".join(str(counts[k]) for k in KINDS) + " |")
     return 0

@@ -28,8 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mcts.evaluation.facets import SPLIT_FILE, load_split_info  # noqa: E402  (repo root first on the path)
-from mcts.evaluation.report import BREAKDOWN  # noqa: E402
+from mcts.evaluation.facets import load_split_info  # noqa: E402  (repo root first on the path)
+from mcts.evaluation.report import informative_groups  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -52,9 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=["train", "choose", "test"], required=True)
     parser.add_argument("--kb", default=None, help="KB spec: also count ties to a named second entity")
     args = parser.parse_args(argv)
-    split = json.loads(SPLIT_FILE.read_text(encoding="utf-8"))
     info = load_split_info()
-    wanted = set(split[args.part])
+    wanted = {i for i, part in info.part_of.items() if part == args.part}
     with open(args.questions, encoding="utf-8") as fh:
         records = [r for r in map(json.loads, filter(str.strip, fh)) if str(r["id"]) in wanted]
     if not records:
@@ -79,10 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(header)
     print("|---|---:|---:|---:|" + ("---:|" if tied_to else ""))
-    for group in BREAKDOWN:
-        mine = [k for k in kinds if group.keep(k)]
-        if not mine or (group is not BREAKDOWN[0] and len(mine) == len(kinds)):
-            continue
+    for group, mine in informative_groups(kinds):
         f1 = 100 * sum(k.path_f1 for k in mine) / len(mine)
         exact = sum(k.path_f1 >= 1.0 for k in mine)
         row = f"| {group.label} | {len(mine)} | {f1:.2f} | {exact} |"

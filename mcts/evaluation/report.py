@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from mcts.evaluation.facets import load_split_info
 from mcts.evaluation.runner import EvalInputError, EvalRow, read_manifest, read_rows, result_files
@@ -252,6 +253,16 @@ BREAKDOWN: tuple[Group, ...] = (
 )
 
 
+def informative_groups(
+    items: Sequence[Any], groups: Sequence[Group] = BREAKDOWN
+) -> list[tuple[Group, list[Any]]]:
+    """(group, the items it keeps) for each group that says something new: one holding no
+    item, or past the first every item under another name ("held out" on the test split),
+    is left out. `items` are anything the groups' predicates read (rows, question kinds)."""
+    kept = [(g, [x for x in items if g.keep(x)]) for g in groups]
+    return [(g, mine) for i, (g, mine) in enumerate(kept) if mine and (i == 0 or len(mine) < len(items))]
+
+
 def _choice_groups(rows: Sequence[EvalRow]) -> list[Group]:
     """One column per choice made on some of these questions (the demo's slices)."""
     whats = dict.fromkeys(r.chosen_here for r in rows if r.chosen_here)
@@ -267,10 +278,7 @@ def breakdown(
     common = common_questions(rows, names)
     by_method = {m: [r for r in rows if r.method == m and r.question_id in common] for m in names}
     first = by_method[names[0]] if names else []
-    groups = [*groups, *_choice_groups(first)]
-    columns = [(g, sum(1 for r in first if g.keep(r))) for g in groups]
-    # A column holding no question, or every question (under another name), says nothing new.
-    columns = [(g, n) for i, (g, n) in enumerate(columns) if n and (i == 0 or n < len(first))]
+    columns = [(g, len(mine)) for g, mine in informative_groups(first, [*groups, *_choice_groups(first)])]
     table = {
         m: [_mean([r.f1 for r in mine if g.keep(r)]) for g, _ in columns] for m, mine in by_method.items()
     }
