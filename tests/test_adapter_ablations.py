@@ -18,9 +18,8 @@ def test_each_variant_keeps_the_parts_it_names_and_loads(tmp_path: Path):
     folders = {p.name: p for p in write_variants(BUNDLED_POLICY_ADAPTER, tmp_path)}
     assert list(folders) == list(VARIANTS)
     shipped = prior_weight(BUNDLED_POLICY_ADAPTER)
-    assert (
-        shipped is not None and shipped != Priors().similarity
-    )  # else the base-weight variants test nothing
+    # else the base-weight variants test nothing
+    assert shipped is not None and shipped != Priors().similarity
     for name, folder in folders.items():
         RelationAdapter.load(folder)  # the retriever is in every variant
         assert has_option_ranker(folder) == (name not in ("retriever-only", "retriever-only-base-weight"))

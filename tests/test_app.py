@@ -66,7 +66,7 @@ def client(url: str):
 
 def table_value(table: dict) -> dict:
     """The node table's value: it comes as an update that also sets each column's width."""
-    return table.get("value") or {} if table.get("__type__") == "update" else table
+    return (table.get("value") or {}) if table.get("__type__") == "update" else table
 
 
 def table_rows(df: dict) -> list[list]:
