@@ -173,3 +173,38 @@ def test_guided_policy_uses_the_similarity_weight_chosen_with_the_adapter(tmp_pa
     config.write_text(json.dumps({**info, "similarity_prior": 8.0}))
     assert _adapter_priors(str(folder)).similarity == 8.0
     assert _adapter_priors("") is None  # the base policy keeps its own priors
+
+
+def test_retriever_study_scores_held_out_choices_by_faithfulness_and_family(dev_trajectories, fbqa_dir: Path):
+    from kb.relation_ranker import default_ranker
+    from mcts.training.retriever import RetrieverConfig, choices_of
+    from mcts.training.retriever_study import RECIPES, ZERO_SHOT, held_out_choices, study_markdown
+
+    records = read_jsonl(fbqa_dir / "dev.jsonl")[:8]
+    ids = [r["id"] for r in records]
+    # The last two questions share a family (WebQTrn-60): the choose one's is seen in training.
+    split = {"train": ids[:7], "choose": ids[7:], "test": []}
+    config = RetrieverConfig(epochs=2, rank=4)
+    got = held_out_choices(dev_trajectories, records, split, seeds=(0, 1), config=config)
+
+    assert {c.recipe for c in got} == {ZERO_SHOT, *RECIPES}
+    assert {c.question_id for c in got if c.where == "choose"} == set(ids[7:])
+    assert {c.question_id for c in got if c.where == "train folds"} <= set(ids[:7])
+    assert all(c.family_seen for c in got if c.where == "choose")
+    assert not any(c.family_seen for c in got if c.question_id == ids[0])  # WebQTest-538: no other member
+    faithful = {r["id"]: r.get("path_matches_gold_relations") for r in records}
+    assert all(c.faithful == faithful[c.question_id] for c in got)
+
+    # The zero-shot row is the embedder's own ranking: gold first, ties counting for it.
+    base = default_ranker()
+    by_id = {t["id"]: t for t in dev_trajectories}
+    zero = [c for c in got if c.recipe == ZERO_SHOT and c.where == "choose"]
+    expected = []
+    for choice in choices_of([by_id[ids[7]]]):
+        scores = base.rank(choice.semantic, list(choice.candidates))
+        expected.append(sum(s > scores[choice.gold] + 1e-6 for s in scores) == 0)
+    assert [c.right for c in zero] == expected
+
+    table = study_markdown(got).splitlines()
+    assert len(table) == 2 + 1 + len(RECIPES)
+    assert table[2].startswith(f"| {ZERO_SHOT} |") and "2 seeds from 0" in table[3]

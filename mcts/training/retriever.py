@@ -85,14 +85,50 @@ class _Encoded:
         s = (r @ q.unsqueeze(-1)).squeeze(-1) + ((r @ v) * (q @ u).unsqueeze(1)).sum(-1)
         return s.masked_fill(~self.mask[rows], float("-inf"))
 
-    def topk(self, u: Any, v: Any, k: int) -> float:
+    def ranks(self, u: Any, v: Any) -> Any:
+        """Per choice, how many candidates score above the gold one (0: ranked first)."""
         import torch
 
         with torch.no_grad():
             s = self.logits(u, v, torch.arange(len(self)))
             gold = s.gather(1, self.gold.unsqueeze(1))
-            better = (s > gold).sum(1)  # ties count for the gold relation
-            return float((better < k).float().mean())
+            return (s > gold).sum(1)  # ties count for the gold relation
+
+    def topk(self, u: Any, v: Any, k: int) -> float:
+        return float((self.ranks(u, v) < k).float().mean())
+
+    def loss(self, u: Any, v: Any, tau: float, rows: Any = None) -> Any:
+        """Listwise softmax cross-entropy of the gold relation among each choice's candidates."""
+        import torch
+
+        rows = torch.arange(len(self)) if rows is None else rows
+        return torch.nn.functional.cross_entropy(self.logits(u, v, rows) / tau, self.gold[rows])
+
+
+def new_adapter(dim: int, config: RetrieverConfig) -> tuple[Any, Any, Any]:
+    """(U, V, optimiser): V at zero, so training starts from the zero-shot ranker."""
+    import torch
+
+    torch.manual_seed(config.seed)
+    u = torch.nn.Parameter(torch.randn(dim, config.rank) / dim**0.5)
+    v = torch.nn.Parameter(torch.zeros(dim, config.rank))
+    return u, v, torch.optim.AdamW([u, v], lr=config.lr, weight_decay=config.weight_decay)
+
+
+def train_epoch(train: _Encoded, u: Any, v: Any, opt: Any, config: RetrieverConfig) -> float:
+    """One shuffled pass over the training choices; the mean loss."""
+    import torch
+
+    order = torch.randperm(len(train))
+    total = 0.0
+    for start in range(0, len(train), config.batch_size):
+        rows = order[start : start + config.batch_size]
+        loss = train.loss(u, v, config.tau, rows)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += float(loss.detach()) * len(rows)
+    return total / len(train)
 
 
 def train_retriever(
@@ -120,11 +156,7 @@ def train_retriever(
     ranker = ranker or default_ranker()
     train = _Encoded(choices_of(trajectories, train_ids), ranker)
     choose = _Encoded(choices_of(trajectories, choose_ids), ranker)
-    torch.manual_seed(config.seed)
-    dim = train.q.shape[1]
-    u = torch.nn.Parameter(torch.randn(dim, config.rank) / dim**0.5)
-    v = torch.nn.Parameter(torch.zeros(dim, config.rank))
-    opt = torch.optim.AdamW([u, v], lr=config.lr, weight_decay=config.weight_decay)
+    u, v, opt = new_adapter(train.q.shape[1], config)
     history: dict[str, list[float]] = {"train_loss": [], "choose_loss": [], "choose_top1": []}
     best: dict[str, Any] = {"epoch": 0, "choose_top1": choose.topk(u, v, 1)}
     best_uv = (u.detach().clone(), v.detach().clone())
@@ -145,28 +177,17 @@ def train_retriever(
     bar = tqdm(range(start_epoch, config.epochs), desc="retriever", disable=not progress, initial=start_epoch,
                total=config.epochs)  # fmt: skip
     for epoch in bar:
-        order = torch.randperm(len(train))
-        total = 0.0
-        for start in range(0, len(train), config.batch_size):
-            rows = order[start : start + config.batch_size]
-            loss = torch.nn.functional.cross_entropy(train.logits(u, v, rows) / config.tau, train.gold[rows])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * len(rows)
+        train_loss = train_epoch(train, u, v, opt, config)
         with torch.no_grad():
-            all_rows = torch.arange(len(choose))
-            c_loss = torch.nn.functional.cross_entropy(
-                choose.logits(u, v, all_rows) / config.tau, choose.gold
-            )
+            c_loss = choose.loss(u, v, config.tau)
         top1 = choose.topk(u, v, 1)
-        history["train_loss"].append(total / len(train))
+        history["train_loss"].append(train_loss)
         history["choose_loss"].append(float(c_loss))
         history["choose_top1"].append(top1)
         if top1 > best["choose_top1"]:
             best = {"epoch": epoch + 1, "choose_top1": top1}
             best_uv = (u.detach().clone(), v.detach().clone())
-        bar.set_postfix(loss=f"{total / len(train):.3f}", top1=f"{top1:.3f}")
+        bar.set_postfix(loss=f"{train_loss:.3f}", top1=f"{top1:.3f}")
         state = {"u": u.data, "v": v.data, "opt": opt.state_dict(), "history": history, "best": best,
                  "best_uv": best_uv, "epoch": epoch + 1, "rng": torch.get_rng_state()}  # fmt: skip
         torch.save(state, ckpt.with_suffix(".tmp"))
