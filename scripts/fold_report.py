@@ -34,28 +34,31 @@ from mcts.training.option_states import fold_of  # noqa: E402
 from mcts.training.split import load_split  # noqa: E402
 
 
+def with_fold_families(rows: list[EvalRow], train_ids: list[str], folds: int) -> list[EvalRow]:
+    """The rows with `family_in_train` read against the other folds' questions (a fold adapter
+    trained on those only); a row that is not a train question is refused."""
+    others = [{family_of(i) for i in train_ids if fold_of(i, folds) != f} - {""} for f in range(folds)]
+    train = set(train_ids)
+    out = []
+    for row in rows:
+        if row.question_id not in train:
+            raise ReportInputError(f"{row.question_id} is not a train question; these are not fold runs")
+        family = family_of(row.question_id)
+        seen = (family in others[fold_of(row.question_id, folds)]) if family else None
+        out.append(replace(row, family_in_train=seen))
+    return out
+
+
 def fold_rows(name: str, folder: Path, train_ids: list[str], folds: int, method: str) -> list[EvalRow]:
     """`method`'s rows of the fold runs under `folder`, named `name`, families per fold."""
     runs = sorted(p for p in folder.iterdir() if p.is_dir())
     if not runs:
         raise ReportInputError(f"{folder}: no fold run folders in it")
     check_finished(source_files(runs))
-    others = [{family_of(i) for i in train_ids if fold_of(i, folds) != f} - {""} for f in range(folds)]
-    train = set(train_ids)
-    rows = []
-    for row in collect_rows(runs):
-        if row.method != method:
-            continue
-        if row.question_id not in train:
-            raise ReportInputError(
-                f"{folder}: {row.question_id} is not a train question; these are fold runs"
-            )
-        seen = others[fold_of(row.question_id, folds)]
-        family = family_of(row.question_id)
-        rows.append(replace(row, method=name, family_in_train=(family in seen) if family else None))
+    rows = [replace(r, method=name) for r in collect_rows(runs) if r.method == method]
     if not rows:
         raise ReportInputError(f"{folder}: no {method} rows")
-    return rows
+    return with_fold_families(rows, train_ids, folds)
 
 
 def main(argv: list[str] | None = None) -> int:

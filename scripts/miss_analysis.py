@@ -2,6 +2,7 @@
 went wrong, read off the final query against the gold record (no model run).
 
     python scripts/miss_analysis.py runs/dev-test --questions ../shared/data/fbqa/dev.jsonl --method single
+    python scripts/miss_analysis.py runs/folds/0 runs/folds/1 --questions ../shared/data/fbqa/dev.jsonl --folds 2
 
 Kinds, in this order: `no answer` (the method answered nothing), `other entity` (the query
 starts at none of the question's topic entities), `other relation` (right entity, but its
@@ -22,8 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mcts.evaluation.report import collect_rows, informative_groups  # noqa: E402  (repo root first on the path)
+from mcts.evaluation.report import ReportInputError, collect_rows, informative_groups  # noqa: E402  (repo root first on the path)
 from mcts.evaluation.runner import EvalRow  # noqa: E402
+from mcts.training.split import load_split  # noqa: E402
+from scripts.fold_report import with_fold_families  # noqa: E402
 
 FREEBASE = "http://rdf.freebase.com/ns/"
 IRI = re.compile(r"<" + re.escape(FREEBASE) + r"([^>]+)>|\bns:([A-Za-z_][\w.]*)")
@@ -62,10 +65,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", help="eval output folders or results files")
     parser.add_argument("--questions", required=True, help="the question JSONL the run answered")
     parser.add_argument("--method", default="single")
+    parser.add_argument(
+        "--folds",
+        type=int,
+        default=0,
+        help="the runs are held-out train folds (scripts/fold_report.py): count a family as seen "
+        "only when another of this many folds holds it",
+    )
     args = parser.parse_args(argv)
     with open(args.questions, encoding="utf-8") as fh:
         records = {str(r["id"]): r for r in map(json.loads, filter(str.strip, fh))}
     rows = [r for r in collect_rows(args.runs) if r.method == args.method]
+    if rows and args.folds:
+        try:
+            rows = with_fold_families(rows, load_split()["train"], args.folds)
+        except ReportInputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     if not rows:
         print(f"error: no {args.method} rows in {', '.join(args.runs)}", file=sys.stderr)
         return 2

@@ -56,3 +56,22 @@ def test_runs_side_by_side_and_refusals(tmp_path: Path, capsys: pytest.CaptureFi
     _write(tmp_path / "test" / "0", [_row("cwq:not-a-train-question", "single", 1.0, "x")])
     assert main([f"t={tmp_path / 'test'}"]) == 2
     assert "not a train question" in capsys.readouterr().err
+
+
+def test_miss_analysis_reads_families_per_fold_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from scripts.miss_analysis import main as miss_main
+
+    runs = _fold_runs(tmp_path / "a", {PAIR[0]: 1.0, PAIR[1]: 0.5, ALONE: 0.0})
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps({"id": q, "path": ["a.b"]}) + "\n" for q in (*PAIR, ALONE)))
+    args = [str(runs / "0"), str(runs / "1"), "--questions", str(questions)]
+    assert miss_main(args) == 0
+    assert "family unseen" not in capsys.readouterr().out  # the split counts every train family seen
+    assert miss_main([*args, "--folds", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("| family seen | 2 | 1 |") for line in lines)
+    assert any(line.startswith("| family unseen | 1 | 0 |") for line in lines)
