@@ -37,6 +37,8 @@ from mcts.training.split import load_split  # noqa: E402
 def with_fold_families(rows: list[EvalRow], train_ids: list[str], folds: int) -> list[EvalRow]:
     """The rows with `family_in_train` read against the other folds' questions (a fold adapter
     trained on those only); a row that is not a train question is refused."""
+    if folds < 2:
+        raise ReportInputError(f"--folds {folds}: fold adapters come in two folds or more")
     others = [{family_of(i) for i in train_ids if fold_of(i, folds) != f} - {""} for f in range(folds)]
     train = set(train_ids)
     out = []
