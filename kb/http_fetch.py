@@ -40,6 +40,9 @@ class Response:
     server: str  # the Server header ("" when absent)
     cut: bool  # the body was cut at max_bytes
     sql_state: str = ""  # Virtuoso's X-SQL-State header: S1TAT = partial results at its time limit
+    # How long the server worked on it: Virtuoso's X-Exec-Milliseconds, else the time from
+    # sending the request to its headers (a SPARQL server sends them once the query ran).
+    answered_ms: float = 0.0
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -154,8 +157,11 @@ def fetch(
     watchdog.daemon = True
     watchdog.start()
     try:
+        sent = time.monotonic()
         conn.request(method, target, body=body, headers=headers)
         response = conn.getresponse()
+        exec_ms = _exec_ms(response)
+        answered_ms = exec_ms if exec_ms is not None else (time.monotonic() - sent) * 1000
         server = response.getheader("Server", "") or ""
         sql_state = response.getheader("X-SQL-State", "") or ""
         if response.status != 200:
@@ -167,10 +173,10 @@ def fetch(
             if fired.is_set() or time.monotonic() > deadline:
                 raise TimeoutError("deadline")
             if not chunk:
-                return Response(b"".join(chunks), server, cut=False, sql_state=sql_state)
+                return Response(b"".join(chunks), server, False, sql_state, answered_ms)
             chunks.append(chunk)
             size += len(chunk)
-        return Response(b"".join(chunks)[:max_bytes], server, cut=True, sql_state=sql_state)
+        return Response(b"".join(chunks)[:max_bytes], server, True, sql_state, answered_ms)
     except (OSError, http.client.HTTPException) as exc:
         if fired.is_set() or time.monotonic() > deadline:
             raise TimeoutError("deadline") from exc
@@ -178,6 +184,12 @@ def fetch(
     finally:
         watchdog.cancel()
         conn.close()
+
+
+def _exec_ms(response: http.client.HTTPResponse) -> float | None:
+    """Virtuoso's X-Exec-Milliseconds header as a number; None when absent or not one."""
+    text = (response.getheader("X-Exec-Milliseconds", "") or "").strip()
+    return float(text) if text.isascii() and text.isdigit() else None
 
 
 def _raise_for_status(response: http.client.HTTPResponse, url: str, deadline: float, public: bool) -> None:

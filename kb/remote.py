@@ -14,8 +14,10 @@ deadline for a body trickled one byte at a time, issue 15):
   is cut at the last complete row and flagged `truncated` instead of being read whole;
   rows beyond `max_rows` are dropped and flagged the same way;
 - errors are one-line `KBError`s: `QueryTimeout` (client deadline, or the server
-  cancelled the query: Oxigraph's cut body, Virtuoso's S1T00 error or its S1TAT partial
-  results; Virtuoso also gets our deadline as its per-request `timeout`), `EndpointUnavailable` (connection refused/reset, HTTP 502-504,
+  cancelled the query: Oxigraph's cut body, Virtuoso's S1T00 error, or its partial
+  "anytime" answer, known by its S1TAT state or, when that header is missing, by taking
+  the whole per-request `timeout` Virtuoso is sent from our deadline),
+  `EndpointUnavailable` (connection refused/reset, HTTP 502-504,
   after `retries` retries with exponential back-off, each logged), `QueryRejected`
   (HTTP 400: the endpoint's first message line, outside public mode), `KBError` for
   the rest, malformed replies included (bad JSON, 100k-deep JSON, wrong shapes).
@@ -87,6 +89,15 @@ def _salvage(body: bytes) -> bytes:
     close_at = body.index(b"}", boundaries[-1].start()) + 1
     close_at = body.index(b"}", close_at) + 1
     return body[:close_at] + b"]}}"
+
+
+def stopped_at_limit(response: Response, limit_ms: int | None) -> bool:
+    """Whether this is Virtuoso's "anytime" answer, the rows found when the time limit hit
+    rather than the result: its S1TAT state, or, when the state header is missing (Virtuoso
+    does not always send it), an answer that took the whole limit it was given."""
+    if response.sql_state.startswith("S1TAT"):
+        return True
+    return limit_ms is not None and response.answered_ms >= limit_ms
 
 
 def parse_json_result(body: bytes, *, max_rows: int, cut: bool = False) -> QueryResult:
@@ -171,19 +182,24 @@ class RemoteKB:
         return f"RemoteKB({self.url!r})"
 
     # ----- HTTP -----------------------------------------------------------------------
-    def _fetch(self, sparql: str, timeout_s: float, max_bytes: int | None = None) -> Response:
+    def _fetch(
+        self, sparql: str, timeout_s: float, max_bytes: int | None = None
+    ) -> tuple[Response, int | None]:
+        """The response and the server-side limit it was sent with (ms; None: none sent)."""
         deadline = time.monotonic() + timeout_s
         for attempt in range(self.retries + 1):
+            limit_ms = self._server_limit_ms(deadline)
             try:
-                return fetch(
+                response = fetch(
                     self.url,
                     sparql,
                     deadline,
                     public=self.public,
                     max_bytes=max_bytes or self.max_bytes,
                     post_over=self.post_over,
-                    params=self._server_limit(deadline),
+                    params=None if limit_ms is None else {"timeout": str(limit_ms)},
                 )
+                return response, limit_ms
             except KBError:
                 raise
             except TimeoutError:
@@ -210,13 +226,13 @@ class RemoteKB:
             time.sleep(delay)
         raise AssertionError("unreachable")  # the loop returns or raises
 
-    def _server_limit(self, deadline: float) -> dict[str, str] | None:
+    def _server_limit_ms(self, deadline: float) -> int | None:
         """Virtuoso's own per-request limit (`timeout`, ms; `SERVER_SHARE` of the time left):
         at it Virtuoso stops the query and answers (S1TAT) instead of running on after we
         gave up; a COUNT over a three-way join otherwise ran past its MaxQueryExecutionTime."""
         if not self._virtuoso:
             return None
-        return {"timeout": str(max(int((deadline - time.monotonic()) * 1000 * SERVER_SHARE), 1))}
+        return max(int((deadline - time.monotonic()) * 1000 * SERVER_SHARE), 1)
 
     # ----- KnowledgeBase ----------------------------------------------------------------
     def query(self, sparql: str, *, timeout_s: float | None = None, max_rows: int = 10_000) -> QueryResult:
@@ -233,11 +249,12 @@ class RemoteKB:
     ) -> QueryResult:
         """Run `sparql` without the guard (our own queries, which may use the endpoint's
         dialect, e.g. `bif:contains`); `max_bytes` overrides the byte cap. Raises KBError."""
-        response = self._fetch(sparql, timeout_s if timeout_s is not None else self.timeout_s, max_bytes)
+        response, limit_ms = self._fetch(
+            sparql, timeout_s if timeout_s is not None else self.timeout_s, max_bytes
+        )
         if self._virtuoso is None and response.server:
             self._virtuoso = "virtuoso" in response.server.lower()
-        if response.sql_state.startswith("S1TAT"):
-            # Virtuoso's "anytime" answer: the rows found when its time limit hit, not the result.
+        if stopped_at_limit(response, limit_ms):
             raise QueryTimeout("the endpoint stopped the query at its time limit (partial results not shown)")
         return parse_json_result(response.body, max_rows=max_rows, cut=response.cut)
 

@@ -12,6 +12,9 @@ Paths (any method; the query string is ignored):
 - `/not-sparql`: 200 JSON of the wrong shape (`{"head": 1, "results": [2]}`);
 - `/secret-400` and `/secret-500`: an error whose body holds a secret line;
 - `/ok`: a correct SPARQL JSON ASK result;
+- `/virtuoso-silent`: a Virtuoso that stops at the `timeout` it was sent and answers its
+  partial COUNT without the X-SQL-State header (X-Exec-Milliseconds = that timeout);
+  `/virtuoso-quick` answers the same COUNT in 3 ms (X-Exec-Milliseconds: 3);
 - `/v1/...`: an OpenAI-compatible stub (`/v1/models`, `/v1/chat/completions`) answering
   `Done()`; `/deep/v1/...` answers 100k-deep JSON instead.
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +35,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SECRET = "SECRET-INTERNAL-TOKEN-42"
 OK_BODY = json.dumps({"head": {}, "boolean": True}).encode()
+COUNT_BODY = json.dumps(
+    {"head": {"vars": ["n"]}, "results": {"bindings": [{"n": {"type": "literal", "value": "7"}}]}}
+).encode()
 
 
 @dataclass
@@ -99,6 +106,16 @@ def _handler(server: HostileServer) -> type[BaseHTTPRequestHandler]:
                 self._body(500, f"{SECRET}\nmore".encode(), "text/plain")
             elif path == "/ok":
                 self._body(200, OK_BODY)
+            elif path in ("/virtuoso-silent", "/virtuoso-quick"):
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+                exec_ms = query.get("timeout", ["0"])[0] if path == "/virtuoso-silent" else "3"
+                self.send_response(200)
+                self.send_header("Server", "Virtuoso/07.20.3240 (Linux) x86_64-pc-linux-gnu")
+                self.send_header("X-Exec-Milliseconds", exec_ms)
+                self.send_header("Content-Type", "application/sparql-results+json")
+                self.send_header("Content-Length", str(len(COUNT_BODY)))
+                self.end_headers()
+                self.wfile.write(COUNT_BODY)
             elif path.endswith("/models"):
                 self._body(
                     200, json.dumps({"object": "list", "data": [{"id": "stub", "object": "model"}]}).encode()

@@ -53,6 +53,26 @@ def test_the_reply_is_fine_when_the_endpoint_behaves(server: HostileServer) -> N
     assert RemoteKB(server.url("/ok")).query("ASK {}").boolean is True
 
 
+COUNT_ALL = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+
+
+def test_a_virtuoso_answer_that_took_its_whole_time_limit_is_a_timeout_not_a_result(
+    server: HostileServer,
+) -> None:
+    # Virtuoso's anytime answer does not always carry its S1TAT header: a partial COUNT
+    # passed for the result until the time it took was checked against the limit sent.
+    kb = RemoteKB(server.url("/virtuoso-silent"), timeout_s=6, retries=0, name_index=False)
+    assert kb.is_virtuoso()
+    with pytest.raises(QueryTimeout, match="partial results not shown"):
+        kb.query(COUNT_ALL)
+
+
+def test_a_quick_virtuoso_answer_is_the_result(server: HostileServer) -> None:
+    kb = RemoteKB(server.url("/virtuoso-quick"), timeout_s=6, retries=0, name_index=False)
+    assert kb.is_virtuoso()
+    assert kb.query(COUNT_ALL).rows[0][0].value == "7"
+
+
 @pytest.mark.parametrize("path", ["/secret-400", "/secret-500"])
 def test_public_mode_never_echoes_the_reply_body(server: HostileServer, path: str, monkeypatch) -> None:
     monkeypatch.setattr("kb.http_fetch.blocked", lambda _address: False)  # let 127.0.0.1 through
