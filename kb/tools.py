@@ -290,6 +290,13 @@ class Toolbox:
             lines.append(f'... {len(found) - len(shown)} more relations; add semantic="..." to rank them')
         return Observation("\n".join(lines), patterns=patterns, sparql=prepared.sparql)
 
+    def relations_around(self, entity_id: str) -> list[GraphPattern]:
+        """Every relation SearchGraphPatterns could show around one entity, unranked, each
+        sample by its id (for studies of the whole choice; the tool shows the top few)."""
+        iri = self.flavour.entity_iri(entity_id)
+        found = self._patterns([iri], time.perf_counter() + self.timeout_s)
+        return [GraphPattern(d, preds, self._value(sample, {})) for d, preds, sample in found]
+
     def _patterns(self, entities: list[str], deadline: float) -> list[tuple[Any, tuple[str, ...], Term]]:
         """(direction, predicate ids, sample term) around the entities; hidden ones dropped.
 
