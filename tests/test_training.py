@@ -175,10 +175,17 @@ def test_guided_policy_uses_the_similarity_weight_chosen_with_the_adapter(tmp_pa
     assert _adapter_priors("") is None  # the base policy keeps its own priors
 
 
-def test_retriever_study_scores_held_out_choices_by_faithfulness_and_family(dev_trajectories, fbqa_dir: Path):
+def test_retriever_study_scores_held_out_choices_by_faithfulness_and_family(
+    dev_trajectories, fbqa_dir: Path, monkeypatch
+):
     from kb.relation_ranker import default_ranker
+    from mcts.training import retriever_study
     from mcts.training.retriever import RetrieverConfig, choices_of
-    from mcts.training.retriever_study import RECIPES, ZERO_SHOT, held_out_choices, study_markdown
+    from mcts.training.retriever_study import RECIPES, SHIPPED, ZERO_SHOT, held_out_choices, study_markdown
+
+    # A blend that scales the learned term to nothing is the zero-shot embedder again.
+    monkeypatch.setitem(retriever_study.BLENDS, "learned term dropped", (SHIPPED, 0.0))
+    blends = list(retriever_study.BLENDS)
 
     records = read_jsonl(fbqa_dir / "dev.jsonl")[:8]
     ids = [r["id"] for r in records]
@@ -187,7 +194,7 @@ def test_retriever_study_scores_held_out_choices_by_faithfulness_and_family(dev_
     config = RetrieverConfig(epochs=2, rank=4)
     got = held_out_choices(dev_trajectories, records, split, seeds=(0, 1), config=config)
 
-    assert {c.recipe for c in got} == {ZERO_SHOT, *RECIPES}
+    assert {c.recipe for c in got} == {ZERO_SHOT, *RECIPES, *blends}
     assert {c.question_id for c in got if c.where == "choose"} == set(ids[7:])
     assert {c.question_id for c in got if c.where == "train folds"} <= set(ids[:7])
     assert all(c.family_seen for c in got if c.where == "choose")
@@ -204,7 +211,9 @@ def test_retriever_study_scores_held_out_choices_by_faithfulness_and_family(dev_
         scores = base.rank(choice.semantic, list(choice.candidates))
         expected.append(sum(s > scores[choice.gold] + 1e-6 for s in scores) == 0)
     assert [c.right for c in zero] == expected
+    dropped = [c for c in got if c.recipe == "learned term dropped" and c.where == "choose"]
+    assert [c.right for c in dropped if c.seed == 0] == expected
 
     table = study_markdown(got).splitlines()
-    assert len(table) == 2 + 1 + len(RECIPES)
+    assert len(table) == 2 + 1 + len(RECIPES) + len(blends)
     assert table[2].startswith(f"| {ZERO_SHOT} |") and "2 seeds from 0" in table[3]

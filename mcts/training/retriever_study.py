@@ -17,7 +17,9 @@ Rows are training recipes, each the shipped `RetrieverConfig` over a few seeds (
 beside the zero-shot embedder:
 - every train path (the shipped recipe);
 - without paths marked coincidental (`path_matches_gold_relations` false: the gold query's
-  relations are not what the question says, so its relation choice teaches the subset).
+  relations are not what the question says, so its relation choice teaches the subset);
+- the shipped retrievers with their learned term halved (`BLENDS`: half way back to the
+  zero-shot embedder, no new training).
 
     python -m mcts trajectories --kb ../shared/data/fbqa/kb.nt.gz --questions ../shared/data/fbqa/dev.jsonl --out runs/traj/dev.jsonl
     python -m mcts.training.retriever_study --trajectories runs/traj/dev.jsonl --questions ../shared/data/fbqa/dev.jsonl
@@ -35,10 +37,14 @@ from typing import Any
 from mcts.training.retriever import Choice, RetrieverConfig, _Encoded, choices_of
 
 ZERO_SHOT = "zero-shot embedder (no adapter)"
+SHIPPED = "every train path (shipped)"
 RECIPES: dict[str, Callable[[dict[str, Any]], bool]] = {
-    "every train path (shipped)": lambda record: True,
+    SHIPPED: lambda record: True,
     "without coincidental paths": lambda record: record.get("path_matches_gold_relations") is not False,
 }
+# A recipe's retrievers scored with their learned term scaled down (a blend with the
+# zero-shot embedder, whose score is the cosine alone): name -> (recipe, scale).
+BLENDS: dict[str, tuple[str, float]] = {"every train path, learned term halved": (SHIPPED, 0.5)}
 
 
 @dataclass(frozen=True)
@@ -154,6 +160,9 @@ def held_out_choices(
             for seed in seeds:
                 u, v = _fit(train, pick_epoch_on[recipe], replace(config, seed=seed))
                 out += _scored(recipe, seed, where, facts, test.ranks(u, v))
+                for blend, (base, scale) in BLENDS.items():
+                    if base == recipe:
+                        out += _scored(blend, seed, where, facts, test.ranks(u * scale, v))
     return out
 
 
