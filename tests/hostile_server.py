@@ -3,7 +3,7 @@
     with hostile_server() as server:
         RemoteKB(server.url("/trickle")).query("ASK {}")
 
-Paths (any method; the query string is ignored):
+Paths (any method; only `/virtuoso-silent` reads the query string):
 
 - `/trickle`: 200 headers, then one byte of body every 0.5 s, for minutes;
 - `/trickle-headers`: the status line and headers one byte every 0.5 s;
