@@ -27,12 +27,16 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mcts.evaluation.facets import family_of, load_split_info  # noqa: E402  (the repo root is put on the path first)
 from mcts.training.option_states import fold_of  # noqa: E402
 from mcts.training.trajectories import path_patterns  # noqa: E402
+
+if TYPE_CHECKING:
+    from kb.tools import Toolbox
 
 FOLDS = 2  # as `train-policy --mode options` splits the train part
 
@@ -58,7 +62,7 @@ def f1(found: set[str], gold: set[str]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def alternatives_of(record: dict, tools, part: str, family_seen: bool | None) -> Alternatives | None:
+def alternatives_of(record: dict, tools: Toolbox, part: str, family_seen: bool | None) -> Alternatives | None:
     """None when the record has no topic entity or no gold answer on the KB."""
     from kb.sparql import guard_and_normalise
     from mcts.agents.query_builder import one_hop
@@ -77,7 +81,7 @@ def alternatives_of(record: dict, tools, part: str, family_seen: bool | None) ->
                 continue  # the gold relation itself
         prepared = guard_and_normalise(one_hop(anchor, pattern).render(), tools.flavour.prefixes)
         rows = tools.kb.query(prepared.sparql, timeout_s=60).rows
-        found = {r[0].value.rsplit("/", 1)[-1] for r in rows if r[0] is not None and r[0].kind == "iri"}
+        found = {tools.flavour.entity_id(r[0].value) for r in rows if r[0] is not None and r[0].kind == "iri"}
         score = f1(found, gold)
         best = max(best, score)
         if score >= 1.0:
