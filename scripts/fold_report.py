@@ -20,8 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mcts.evaluation.facets import family_of  # noqa: E402  (the repo root is put on the path first)
-from mcts.evaluation.report import (  # noqa: E402
+from mcts.evaluation.report import (  # noqa: E402  (the repo root is put on the path first)
     ReportInputError,
     breakdown,
     breakdown_markdown,
@@ -30,7 +29,7 @@ from mcts.evaluation.report import (  # noqa: E402
     source_files,
 )
 from mcts.evaluation.runner import EvalRow  # noqa: E402
-from mcts.training.option_states import fold_of  # noqa: E402
+from mcts.training.option_states import family_seen_by_fold  # noqa: E402
 from mcts.training.split import load_split  # noqa: E402
 
 
@@ -39,15 +38,13 @@ def with_fold_families(rows: list[EvalRow], train_ids: list[str], folds: int) ->
     trained on those only); a row that is not a train question is refused."""
     if folds < 2:
         raise ReportInputError(f"--folds {folds}: fold adapters come in two folds or more")
-    others = [{family_of(i) for i in train_ids if fold_of(i, folds) != f} - {""} for f in range(folds)]
+    seen = family_seen_by_fold(train_ids, folds)
     train = set(train_ids)
     out = []
     for row in rows:
         if row.question_id not in train:
             raise ReportInputError(f"{row.question_id} is not a train question; these are not fold runs")
-        family = family_of(row.question_id)
-        seen = (family in others[fold_of(row.question_id, folds)]) if family else None
-        out.append(replace(row, family_in_train=seen))
+        out.append(replace(row, family_in_train=seen(row.question_id)))
     return out
 
 

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mcts.evaluation.facets import family_of, load_split_info  # noqa: E402  (the repo root is put on the path first)
-from mcts.training.option_states import fold_of  # noqa: E402
+from mcts.evaluation.facets import load_split_info  # noqa: E402  (the repo root is put on the path first)
+from mcts.training.option_states import family_seen_by_fold  # noqa: E402
 from mcts.training.trajectories import path_patterns  # noqa: E402
 
 if TYPE_CHECKING:
@@ -107,18 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.questions, encoding="utf-8") as fh:
         records = [r for r in map(json.loads, filter(str.strip, fh)) if str(r["id"]) in info.part_of]
     train_ids = [str(r["id"]) for r in records if info.part_of[str(r["id"])] == "train"]
-    other_fold = [{family_of(i) for i in train_ids if fold_of(i, FOLDS) != f} - {""} for f in range(FOLDS)]
+    seen_by_fold = family_seen_by_fold(train_ids, FOLDS)
     tools = Toolbox(open_kb(args.kb), timeout_s=60)
     found: list[Alternatives] = []
     for record in records:
         qid = str(record["id"])
         if record.get("hops") != 1 or record.get("path_matches_gold_relations") is not True:
             continue
-        part, family = info.part_of[qid], family_of(qid)
-        if part == "train":
-            seen = (family in other_fold[fold_of(qid, FOLDS)]) if family else None
-        else:
-            seen = info.facets(qid, record).family_in_train
+        part = info.part_of[qid]
+        seen = seen_by_fold(qid) if part == "train" else info.facets(qid, record).family_in_train
         item = alternatives_of(record, tools, part, seen)
         if item is not None:
             found.append(item)

@@ -56,6 +56,21 @@ def fold_of(question_id: str, folds: int) -> int:
     return int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % folds
 
 
+def family_seen_by_fold(train_ids: Iterable[str], folds: int) -> Callable[[str], bool | None]:
+    """For a train question held out by its fold (an adapter trained on the other folds):
+    does one of those other folds hold a question of its family? None: its id names none."""
+    from mcts.evaluation.facets import family_of
+
+    ids = list(train_ids)
+    others = [{family_of(i) for i in ids if fold_of(i, folds) != f} - {""} for f in range(folds)]
+
+    def seen(question_id: str) -> bool | None:
+        family = family_of(question_id)
+        return (family in others[fold_of(question_id, folds)]) if family else None
+
+    return seen
+
+
 def same_step(a: Action, b: Action) -> bool:
     """Is option action `a` the gold action `b`? (the ranking phrase of a pattern search is
     the policy's own, so only the tool and the query count)."""
