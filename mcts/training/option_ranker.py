@@ -128,13 +128,41 @@ def evaluate(rows: Sequence[StateRow], ranker: OptionRanker) -> dict[str, float]
         return {"top1": round(batch.top1(w), 4), "loss": round(float(batch.loss(w)), 4), "states": len(rows)}
 
 
+def picks(rows: Sequence[StateRow], ranker: OptionRanker) -> list[bool]:
+    """Per state: does the ranker pick the gold step alone (a tie is not a pick)?"""
+    batch, w = _scored(rows, ranker)
+    return batch.picks(w)
+
+
+def held_out_picks(
+    train: Sequence[StateRow],
+    base: OptionRanker,
+    l2: float,
+    config: FitConfig = FitConfig(),
+    cv_folds: int = 2,
+) -> list[bool]:
+    """`picks` of each train state by a ranker fitted on the other folds' questions only."""
+    right: dict[int, bool] = {}
+    for fold in range(cv_folds):
+        scored = [i for i, r in enumerate(train) if fold_of(r.id, cv_folds) == fold]
+        fitted = [r for r in train if fold_of(r.id, cv_folds) != fold]
+        if scored and fitted:
+            ranker = fit(fitted, base, l2, config)[0]
+            right.update(zip(scored, picks([train[i] for i in scored], ranker), strict=True))
+    return [right.get(i, False) for i in range(len(train))]
+
+
 def picks_by_step(rows: Sequence[StateRow], ranker: OptionRanker) -> dict[str, list[int]]:
     """[right, states] per kind of gold step: which entity to search (`search_nodes`), which
     relation to follow (`hop`, `extend`), when to stop (`done`) or look one hop further
     (`answer_patterns`); where a ranker's misses are."""
-    batch, w = _scored(rows, ranker)
+    return by_step(rows, picks(rows, ranker))
+
+
+def by_step(rows: Sequence[StateRow], right_of: Sequence[bool]) -> dict[str, list[int]]:
+    """[right, states] per kind of gold step, from one pick per state."""
     out: dict[str, list[int]] = {}
-    for row, right in zip(rows, batch.picks(w), strict=True):
+    for row, right in zip(rows, right_of, strict=True):
         tally = out.setdefault(row.kinds[row.gold], [0, 0])
         tally[0] += right
         tally[1] += 1
@@ -173,14 +201,10 @@ def train_option_ranker(
     for l2 in grid:
         ranker, curve = fit(train, base, l2, config)
         on_choose = evaluate(choose, ranker)
-        by_step = picks_by_step(choose, ranker)
-        for fold in range(cv_folds):
-            fitted = [r for r in train if fold_of(r.id, cv_folds) != fold]
-            scored = [r for r in train if fold_of(r.id, cv_folds) == fold]
-            if fitted and scored:
-                _add(by_step, picks_by_step(scored, fit(fitted, base, l2, config)[0]))
-        right, seen = (sum(t[i] for t in by_step.values()) for i in (0, 1))
-        held_out = {"held_out_top1": round(right / seen, 4), "held_out_by_step": by_step}
+        tally = picks_by_step(choose, ranker)
+        _add(tally, by_step(train, held_out_picks(train, base, l2, config, cv_folds)))
+        right, seen = (sum(t[i] for t in tally.values()) for i in (0, 1))
+        held_out = {"held_out_top1": round(right / seen, 4), "held_out_by_step": tally}
         tried.append((l2, ranker, curve, {**on_choose, **held_out}))
     # Highest held-out top-1, then lowest choose loss, then the strongest pull to the hand-set weights.
     l2, ranker, curve, chosen = max(tried, key=lambda t: (t[3]["held_out_top1"], -t[3]["loss"], t[0]))
