@@ -125,6 +125,28 @@ def test_retriever_training_saves_adapter_curve_and_resumes(dev_trajectories, tm
     assert adapter.u.shape == (384, 4) and is_relation_adapter(tmp_path)
 
 
+def test_a_blended_retriever_saves_its_learned_term_scaled_and_its_settings_are_read_back(
+    dev_trajectories, tmp_path: Path
+):
+    import numpy as np
+
+    from mcts.training.retriever import RetrieverConfig, retriever_config, train_retriever
+
+    ids = [t["id"] for t in dev_trajectories]
+    train, choose = set(ids[:6]), set(ids[6:])
+    full, half = tmp_path / "full", tmp_path / "half"
+    train_retriever(dev_trajectories, train, choose, full, RetrieverConfig(epochs=2, rank=4), progress=False)
+    config = RetrieverConfig(epochs=2, rank=4, learned_term_scale=0.5)
+    train_retriever(dev_trajectories, train, choose, half, config, progress=False)
+    a, b = RelationAdapter.load(full), RelationAdapter.load(half)
+    assert np.abs(a.u).max() > 0
+    np.testing.assert_allclose(b.u, a.u * 0.5, rtol=1e-6)  # same epochs, same seed: only U scaled
+    np.testing.assert_array_equal(b.v, a.v)
+    assert b.info["learned_term_scale"] == 0.5 and "learned_term_scale" not in a.info
+    assert retriever_config(half) == config  # the option pipeline trains its fold retrievers so
+    assert retriever_config(full) == RetrieverConfig(epochs=2, rank=4)
+
+
 def test_shipped_adapter_is_default_for_the_bundled_model_only_and_switchable_off():
     assert is_relation_adapter(BUNDLED_POLICY_ADAPTER)
     assert sum(f.stat().st_size for f in BUNDLED_POLICY_ADAPTER.iterdir()) < 20_000_000

@@ -55,6 +55,12 @@ def register(subparsers: Any) -> None:
     tp.add_argument("--epochs", type=float, default=None, help="epochs (retriever 40, sft 2)")
     tp.add_argument("--lr", type=float, default=None, help="learning rate (retriever 1e-3, sft 2e-4)")
     tp.add_argument("--rank", type=int, default=None, help="adapter rank (retriever 8, sft LoRA r 16)")
+    tp.add_argument(
+        "--learned-term-scale",
+        type=float,
+        default=1.0,
+        help="retriever: save the learned term times this (0..1; 0.5 blends it with the zero-shot embedder)",
+    )
     tp.add_argument("--max-steps", type=int, default=-1, help="sft: stop after this many steps")
     tp.add_argument("--max-length", type=int, default=1024, help="sft: tokens per conversation")
     tp.add_argument("--limit", type=int, default=None, help="sft: first N training conversations")
@@ -120,7 +126,11 @@ def cmd_train_policy(args: argparse.Namespace) -> int:
                 if v is not None
             },
         )
-        config = RetrieverConfig(**{**config.__dict__, "epochs": int(config.epochs)})
+        if not 0.0 <= args.learned_term_scale <= 1.0:
+            return _err("--learned-term-scale: between 0 and 1")
+        config = RetrieverConfig(
+            **{**config.__dict__, "epochs": int(config.epochs), "learned_term_scale": args.learned_term_scale}
+        )
         summary = train_retriever(
             trajectories, train, choose, args.out, config, resume=args.resume, progress=not args.no_progress
         )

