@@ -176,6 +176,46 @@ def _add(tally: dict[str, list[int]], more: dict[str, list[int]]) -> None:
         tally[kind][1] += states
 
 
+@dataclass(frozen=True)
+class GridFit:
+    """The ranker fitted on every train state with one `l2`, and how it did held out."""
+
+    l2: float
+    ranker: OptionRanker
+    curve: list[float]
+    scores: dict[str, Any]  # choose top-1 and loss, held-out top-1 overall and per kind of step
+
+
+def fit_grid(
+    train: Sequence[StateRow],
+    choose: Sequence[StateRow],
+    base: OptionRanker,
+    *,
+    grid: Sequence[float] = L2_GRID,
+    config: FitConfig = FitConfig(),
+    cv_folds: int = 2,
+) -> tuple[GridFit, list[GridFit]]:
+    """One fit per `l2`, and the one kept: the highest held-out top-1, then the lowest choose
+    loss, then the strongest pull to the hand-set weights.
+
+    Held out: the choose states (scored by the ranker fitted on all train states) pooled
+    with `cv_folds`-fold cross-validation over the train questions (each fold scored by a
+    ranker fitted on the others). The choose states alone are ~110, too few to tell
+    neighbouring `l2` values apart (one state is ~1 point)."""
+    if not train or not choose:
+        raise ValueError(f"need states to train on and to choose with (got {len(train)} and {len(choose)})")
+    tried = []
+    for l2 in grid:
+        ranker, curve = fit(train, base, l2, config)
+        tally = picks_by_step(choose, ranker)
+        _add(tally, by_step(train, held_out_picks(train, base, l2, config, cv_folds)))
+        right, seen = (sum(t[i] for t in tally.values()) for i in (0, 1))
+        held_out = {"held_out_top1": round(right / seen, 4), "held_out_by_step": tally}
+        tried.append(GridFit(l2, ranker, curve, {**evaluate(choose, ranker), **held_out}))
+    kept = max(tried, key=lambda t: (t.scores["held_out_top1"], -t.scores["loss"], t.l2))
+    return kept, tried
+
+
 def train_option_ranker(
     train: Sequence[StateRow],
     choose: Sequence[StateRow],
@@ -186,39 +226,22 @@ def train_option_ranker(
     config: FitConfig = FitConfig(),
     cv_folds: int = 2,
 ) -> dict[str, Any]:
-    """Fit one ranker per `l2`, keep the best on held-out states, save it (and its loss curve) in `out`.
-
-    Held out: the choose states (scored by the ranker fitted on all train states) pooled
-    with `cv_folds`-fold cross-validation over the train questions (each fold scored by a
-    ranker fitted on the others). The choose states alone are ~110, too few to tell
-    neighbouring `l2` values apart (one state is ~1 point)."""
+    """Fit one ranker per `l2` (`fit_grid`), save the one kept (and its loss curve) in `out`."""
     from mcts.training.plots import save_curve
 
-    if not train or not choose:
-        raise ValueError(f"need states to train on and to choose with (got {len(train)} and {len(choose)})")
     started = time.perf_counter()
-    tried = []
-    for l2 in grid:
-        ranker, curve = fit(train, base, l2, config)
-        on_choose = evaluate(choose, ranker)
-        tally = picks_by_step(choose, ranker)
-        _add(tally, by_step(train, held_out_picks(train, base, l2, config, cv_folds)))
-        right, seen = (sum(t[i] for t in tally.values()) for i in (0, 1))
-        held_out = {"held_out_top1": round(right / seen, 4), "held_out_by_step": tally}
-        tried.append((l2, ranker, curve, {**on_choose, **held_out}))
-    # Highest held-out top-1, then lowest choose loss, then the strongest pull to the hand-set weights.
-    l2, ranker, curve, chosen = max(tried, key=lambda t: (t[3]["held_out_top1"], -t[3]["loss"], t[0]))
+    kept, tried = fit_grid(train, choose, base, grid=grid, config=config, cv_folds=cv_folds)
     summary = {
         "hand_set": {"train": evaluate(train, base), "choose": evaluate(choose, base)},
-        "trained": {"train": evaluate(train, ranker), "choose": chosen},
-        "l2": l2,
-        "grid": {f"{g:g}": r[3] for g, r in zip(grid, tried, strict=True)},
+        "trained": {"train": evaluate(train, kept.ranker), "choose": kept.scores},
+        "l2": kept.l2,
+        "grid": {f"{t.l2:g}": t.scores for t in tried},
         "config": config.__dict__,
         "wall_s": round(time.perf_counter() - started, 1),
     }
-    trained = OptionRanker(ranker.weights, {"trained": summary})
+    trained = OptionRanker(kept.ranker.weights, {"trained": summary})
     Path(out).mkdir(parents=True, exist_ok=True)
     trained.save(out)
-    save_curve(Path(out) / "option_ranker_loss.png", {"train loss": curve}, xlabel="step",
-               title=f"option ranker (listwise, l2 {l2:g})")  # fmt: skip
+    save_curve(Path(out) / "option_ranker_loss.png", {"train loss": kept.curve}, xlabel="step",
+               title=f"option ranker (listwise, l2 {kept.l2:g})")  # fmt: skip
     return summary
