@@ -38,11 +38,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kb.observation import EntityHit  # noqa: E402  (the repo root is put on the path first)
+from mcts.agents.policy_guided import RELATION_FIT as FEATURE  # noqa: E402
 from mcts.training.option_states import StateRow, family_seen_by_fold, read_states  # noqa: E402
 
 FOLDS = 2  # as `train-policy --mode options` splits the train part
-FEATURE = "relation_fit"
-HITS_PER_SPAN = 3  # the entity options the policy shows per SearchNodes result
 
 
 @dataclass(frozen=True)
@@ -66,26 +65,24 @@ def first_step_spans(question: str, mentions: Sequence[EntityHit], flavour: Any)
 def relation_fits(
     question: str, spans: Sequence[str], mentions: Sequence[EntityHit], tools: Any, embedder: Any
 ) -> list[float]:
-    """Per span: the best cosine between the question's relation phrase and a relation
-    around one of the span's first `HITS_PER_SPAN` entities (0 when none has relations)."""
-    from kb.relation_ranker import readable
-    from mcts.agents.guided_options import relation_phrase, span_for
+    """Per span, the policy's `relation_fit` (`mcts.agents.policy_guided.span_relation_fit`)."""
+    from mcts.agents.policy_guided import span_relation_fit
 
-    phrase = embedder.encode([relation_phrase(question, [h.name for h in mentions])], persist=False)[0]
-    fits = []
-    for span in spans:
-        best = 0.0
-        for hit in [h for h in mentions if span_for(h, question) == span][:HITS_PER_SPAN]:
-            texts = [readable(p.relation_text()) for p in tools.relations_around(hit.id)]
-            if texts:
-                best = max(best, float((embedder.encode(texts) @ phrase).max()))
-        fits.append(round(best, 5))
-    return fits
+    def similarities(text: str, others: Sequence[str]) -> list[float]:
+        phrase = embedder.encode([text], persist=False)[0]
+        return [float(x) for x in embedder.encode(list(others)) @ phrase]
+
+    fits = span_relation_fit(question, spans, mentions, tools.relations_around, similarities)
+    return [fits[s] for s in spans]
 
 
 def with_feature(row: StateRow, fits: Sequence[float]) -> StateRow:
     features = tuple({**f, FEATURE: v} if v else dict(f) for f, v in zip(row.features, fits, strict=True))
     return replace(row, features=features)
+
+
+def without_feature(row: StateRow) -> StateRow:
+    return replace(row, features=tuple({k: v for k, v in f.items() if k != FEATURE} for f in row.features))
 
 
 def top1(values: Sequence[float], gold: int) -> bool:
@@ -165,13 +162,18 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             continue
-        row_with = with_feature(row, relation_fits(record["question"], spans, mentions, tools, embedder))
+        row_with = with_feature(
+            without_feature(row), relation_fits(record["question"], spans, mentions, tools, embedder)
+        )
         added[(row.id, row.step)] = row_with
         faithful_one_hop = record.get("hops") == 1 and record.get("path_matches_gold_relations") is True
         part = "train" if row.id in train_ids else "choose"
         family_seen = seen(row.id) if part == "train" else info.facets(row.id, record).family_in_train
         choices.append(FirstChoice(row_with, part, family_seen, faithful_one_hop))
     base = OptionRanker.from_priors(Priors(similarity=prior_weight(args.adapter) or Priors().similarity))
+    # States collected with a policy that computes the feature hold it already: the ranker
+    # column is fitted without it anywhere, the other with it at the first step only.
+    train, choose = [without_feature(r) for r in train], [without_feature(r) for r in choose]
     shipped = ranker_picks(train, choose, base)
     looked = ranker_picks(
         [added.get((r.id, r.step), r) for r in train], [added.get((r.id, r.step), r) for r in choose], base

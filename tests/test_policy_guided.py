@@ -204,6 +204,29 @@ def test_entity_spans_carry_where_and_how_the_question_writes_them(fbqa_kb):
     assert all("popularity" not in dict(o.features) for o in policy(fbqa_kb).options(q, []))
 
 
+def test_the_first_search_reads_what_each_span_could_answer(fbqa_kb):
+    from kb.relation_ranker import default_ranker
+    from kb.tools import Toolbox
+    from mcts.agents.option_ranker import OptionRanker
+
+    fb_tools = Toolbox(fbqa_kb, ranker=default_ranker())
+    q = "What religion practiced in Afghanistan has a sacred site in Jesusalem?"
+    collecting = policy(fb_tools, ranker=default_ranker(), learned_features=True)
+    fit = {o.action.argument: dict(o.features).get("relation_fit", 0.0) for o in collecting.options(q, [])}
+    # A country's relations read as "religion practiced"; Jerusalem's and the class's less.
+    assert len(fit) >= 2 and fit["Afghanistan"] == max(fit.values()) > 0
+    # Once an entity is found the feature is gone: it weighs the first choice only.
+    after = collecting.options(q, walk(fb_tools, [Action("SearchNodes", "Afghanistan")]))
+    assert after and all("relation_fit" not in dict(o.features) for o in after)
+    # A trained ranker that gives it no weight does not pay for the lookups.
+    no_weight = OptionRanker.from_priors(Priors())
+    plain = policy(fb_tools, ranker=default_ranker(), option_ranker=no_weight).options(q, [])
+    assert plain and all("relation_fit" not in dict(o.features) for o in plain)
+    weighed = OptionRanker({**no_weight.weights, "relation_fit": 1.0})
+    looked = policy(fb_tools, ranker=default_ranker(), option_ranker=weighed).options(q, [])
+    assert {o.action.argument: dict(o.features).get("relation_fit", 0.0) for o in looked} == fit
+
+
 def test_pattern_options_say_whether_they_point_in_and_go_through_a_cvt(tiny_kb, tools):
     opts = policy(tiny_kb).options(ADA_Q, ada_patterns(tools))
     shapes = {o.action.argument: dict(o.features) for o in opts if o.kind == "hop"}

@@ -131,9 +131,12 @@ PRIOR_NAMES = frozenset(f.name for f in fields(Priors))
 # sample value (name and description) reads as what the question asks for ("what
 # language ..." against "English Language, West Germanic language"); and how similar the
 # question is to a training question that took the same step, and to one that stopped
-# where the current query ends or went on from there (`mcts.agents.case_memory`).
+# where the current query ends or went on from there (`mcts.agents.case_memory`); and for
+# the first entity to search, how well the best relation around the span's entities reads
+# as the question's relation phrase (`relation_fit`: what the entity could answer, which
+# needs no training question of the same family).
 LEARNED_ONLY = (
-    "hit_rank", "name_in_question", "span_words", "similarity_gap",
+    "hit_rank", "name_in_question", "span_words", "similarity_gap", "relation_fit",
     "span_position", "span_proper", "span_quoted", "span_alias", "popularity", "inverse", "cvt", "sample_fit",
     "case_entity", "case_relation", "case_relation_any",
     "case_stop", "case_further", "case_stop_any", "case_further_any",
@@ -300,14 +303,17 @@ def enumerate_options(
     popularity: Mapping[str, float] | None = None,
     sample_fit: Mapping[GraphPattern, float] | None = None,
     cases: CaseFit | None = None,
+    relation_fit: Mapping[str, float] | None = None,
 ) -> list[Option]:
     """Every sensible next step at `state` (not yet capped; actions already taken dropped).
 
     `hit_similarity`: entity id -> question-description similarity of homonyms;
     `popularity`: entity id -> log(1 + edges), where the KB can say; `sample_fit`: pattern
     -> similarity of its sample to what the question asks for; `cases`: the case memory's
-    evidence for each entity and relation."""
+    evidence for each entity and relation; `relation_fit`: span -> how well its entities'
+    relations read as the question's relation phrase (the first search only)."""
     popularity = popularity or {}
+    relation_fit = relation_fit or {}
     sample_fit = sample_fit or {}
     cases = cases or CaseFit()
 
@@ -345,6 +351,8 @@ def enumerate_options(
             found = [h.id for h in mentions if span_for(h, q) == span]
             feats["popularity"] = max((popularity.get(i, 0.0) for i in found), default=0.0)
             feats["case_entity"] = max((cases.entity.get(i, 0.0) for i in found), default=0.0)
+            if not state.hits:
+                feats["relation_fit"] = relation_fit.get(span, 0.0)
             add("search_nodes", f'Find the entity "{span}" in the knowledge base.', Action("SearchNodes", span),
                 feats, 50.0)  # fmt: skip
     used = current.entities() if current is not None else set()

@@ -48,7 +48,14 @@ from kb.flavour import FREEBASE, Flavour
 from kb.name_index import STOPWORDS, normalise
 from kb.observation import EntityHit, GraphPattern
 from mcts.agents.case_memory import CaseFit, CaseMemory
-from mcts.agents.guided_options import PER_ANCHOR, Option, Priors, enumerate_options, relation_phrase
+from mcts.agents.guided_options import (
+    PER_ANCHOR,
+    Option,
+    Priors,
+    enumerate_options,
+    relation_phrase,
+    span_for,
+)
 from mcts.agents.guided_state import read_state
 from mcts.agents.lm_scoring import ContinuationScorer, LMContinuationScorer
 from mcts.agents.option_ranker import OptionRanker
@@ -155,6 +162,36 @@ def softmax_sample(scores: Sequence[float], k: int, temperature: float, rng: ran
         keyed.append((s / t - math.log(-math.log(u)), i))
     keyed.sort(reverse=True)
     return [i for _, i in keyed[:k]]
+
+
+RELATION_FIT = "relation_fit"
+HITS_PER_SPAN = 3  # the entities of one span whose relations are read (the hits an option shows)
+
+
+def span_relation_fit(
+    question: str,
+    spans: Sequence[str],
+    mentions: Sequence[EntityHit],
+    relations_around: Callable[[str], Sequence[GraphPattern]],
+    similarities: Callable[[str, Sequence[str]], list[float]],
+) -> dict[str, float]:
+    """Per span: the best similarity between the question's relation phrase (the `semantic`
+    of the first SearchGraphPatterns) and a relation around one of the span's first
+    `HITS_PER_SPAN` entities; 0 where none has relations. The topic entity of "what religion
+    is practiced in Afghanistan" has a relation that reads as "religion practiced"; the class
+    "religion" and a constraining second entity mostly do not."""
+    from kb.relation_ranker import readable
+
+    phrase = relation_phrase(question, [h.name for h in mentions])
+    out: dict[str, float] = {}
+    for span in spans:
+        best = 0.0
+        for hit in [h for h in mentions if span_for(h, question) == span][:HITS_PER_SPAN]:
+            texts = [readable(p.relation_text()) for p in relations_around(hit.id)]
+            if texts:
+                best = max(best, *similarities(phrase, texts))
+        out[span] = round(best, 5)
+    return out
 
 
 class GuidedPolicy:
@@ -268,6 +305,19 @@ class GuidedPolicy:
         wanted = relation_phrase(state.question, names)
         return dict(zip(patterns, self._similarities(wanted, texts), strict=True))
 
+    def _relation_fit(self, state: Any) -> dict[str, float]:
+        """At the first step, per span the question names: how well the best relation around
+        its entities reads as the question's relation phrase (`span_relation_fit`). A few
+        aggregate queries per entity, so only for a ranker that weighs it, or for collecting
+        the states it is trained on (no ranker yet)."""
+        around = getattr(self.kb, "relations_around", None)
+        wanted = self.option_ranker is None or self.option_ranker.weights.get(RELATION_FIT, 0.0) != 0.0
+        if state.hits or around is None or not self.learned_features or not wanted:
+            return {}
+        mentions = self.mentions(state.question)
+        spans = list(dict.fromkeys(span_for(h, state.question) for h in mentions))
+        return span_relation_fit(state.question, spans, mentions, around, self._similarities)
+
     def _case_fit(self, state: Any) -> CaseFit | None:
         """The case memory's evidence for the entities and patterns on offer at `state`."""
         if self.cases is None or not self.learned_features:
@@ -310,6 +360,7 @@ class GuidedPolicy:
             popularity=self._popularity(question, state),
             sample_fit=self._sample_fit(state),
             cases=self._case_fit(state),
+            relation_fit=self._relation_fit(state),
         )
         opts.sort(key=lambda o: -o.rank)  # stable: enumeration order breaks ties
         return opts[: self.max_candidates]
