@@ -211,14 +211,17 @@ def test_the_first_search_reads_what_each_span_could_answer(fbqa_kb):
 
     fb_tools = Toolbox(fbqa_kb, ranker=default_ranker())
     q = "What religion practiced in Afghanistan has a sacred site in Jesusalem?"
-    collecting = policy(fb_tools, ranker=default_ranker(), learned_features=True)
+    collecting = policy(fb_tools, ranker=default_ranker(), learned_features=True, relation_fit=True)
     fit = {o.action.argument: dict(o.features).get("relation_fit", 0.0) for o in collecting.options(q, [])}
     # A country's relations read as "religion practiced"; Jerusalem's and the class's less.
     assert len(fit) >= 2 and fit["Afghanistan"] == max(fit.values()) > 0
     # Once an entity is found the feature is gone: it weighs the first choice only.
     after = collecting.options(q, walk(fb_tools, [Action("SearchNodes", "Afghanistan")]))
     assert after and all("relation_fit" not in dict(o.features) for o in after)
-    # A trained ranker that gives it no weight does not pay for the lookups.
+    # Not read unless asked for, or weighed by a trained ranker: it costs lookups.
+    assert all(
+        "relation_fit" not in dict(o.features) for o in policy(fb_tools, learned_features=True).options(q, [])
+    )
     no_weight = OptionRanker.from_priors(Priors())
     plain = policy(fb_tools, ranker=default_ranker(), option_ranker=no_weight).options(q, [])
     assert plain and all("relation_fit" not in dict(o.features) for o in plain)

@@ -217,6 +217,7 @@ class GuidedPolicy:
         option_ranker: OptionRanker | None = None,
         learned_features: bool | None = None,
         cases: CaseMemory | None = None,
+        relation_fit: bool | None = None,
     ) -> None:
         if temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -244,6 +245,10 @@ class GuidedPolicy:
         # Training questions that took the same steps (`mcts.agents.case_memory`); read only
         # with learned features, like popularity.
         self.cases = cases
+        # `relation_fit` at the first step costs a few aggregate queries per entity: read for
+        # a ranker that weighs it (None), or when told (collecting the states it is fitted on).
+        weighed = option_ranker is not None and option_ranker.weights.get(RELATION_FIT, 0.0) != 0.0
+        self.reads_relation_fit = weighed if relation_fit is None else relation_fit
         # One short demonstration in the KB's vocabulary: the prompt is re-read at every step on a CPU.
         self.prompt = prompt or PromptConfig.for_flavour(self.flavour.name, max_demos=1)
         self.scorer: ContinuationScorer = scorer or LMContinuationScorer(model, batch_size=batch_size)
@@ -307,12 +312,9 @@ class GuidedPolicy:
 
     def _relation_fit(self, state: Any) -> dict[str, float]:
         """At the first step, per span the question names: how well the best relation around
-        its entities reads as the question's relation phrase (`span_relation_fit`). A few
-        aggregate queries per entity, so only for a ranker that weighs it, or for collecting
-        the states it is trained on (no ranker yet)."""
+        its entities reads as the question's relation phrase (`span_relation_fit`)."""
         around = getattr(self.kb, "relations_around", None)
-        wanted = self.option_ranker is None or self.option_ranker.weights.get(RELATION_FIT, 0.0) != 0.0
-        if state.hits or around is None or not self.learned_features or not wanted:
+        if state.hits or around is None or not self.reads_relation_fit:
             return {}
         mentions = self.mentions(state.question)
         spans = list(dict.fromkeys(span_for(h, state.question) for h in mentions))

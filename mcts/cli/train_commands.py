@@ -56,6 +56,11 @@ def register(subparsers: Any) -> None:
     tp.add_argument("--lr", type=float, default=None, help="learning rate (retriever 1e-3, sft 2e-4)")
     tp.add_argument("--rank", type=int, default=None, help="adapter rank (retriever 8, sft LoRA r 16)")
     tp.add_argument(
+        "--relation-fit",
+        action="store_true",
+        help="options: the first entity choice also reads how well each span's relations fit the question",
+    )
+    tp.add_argument(
         "--learned-term-scale",
         type=float,
         default=1.0,
@@ -148,7 +153,8 @@ def cmd_train_policy(args: argparse.Namespace) -> int:
         try:
             summary = build_option_ranker(
                 args.kb, read_jsonl(args.questions), trajectories, split, args.out,
-                args.states or Path(args.out) / "states.jsonl", resume=args.resume, progress=bar,
+                args.states or Path(args.out) / "states.jsonl", resume=args.resume,
+                relation_fit=args.relation_fit, progress=bar,
             )  # fmt: skip
         except (ValueError, OSError) as exc:
             return _err(str(exc))

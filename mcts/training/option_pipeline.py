@@ -9,6 +9,8 @@
    Each policy also reads a case memory (`mcts.agents.case_memory`) of the train questions
    its retriever was trained on: the other folds' for a train question, all of them for a
    choose question; the latter is saved as `out/cases.jsonl`.
+   With `relation_fit`, the first entity choice's options also carry `relation_fit` (what
+   each span's entities could answer; `mcts.agents.policy_guided.span_relation_fit`).
 3. The ranker (`mcts.training.option_ranker`), saved as `out/option_ranker.json` beside the
    retriever it was trained with.
 4. One adapter per fold that never saw that fold's train questions, and the questions, in
@@ -33,6 +35,7 @@ def build_option_ranker(
     *,
     folds: int = 2,
     resume: bool = False,
+    relation_fit: bool = False,
     progress: Callable[[Iterable[Any]], Iterable[Any]] = lambda it: it,
 ) -> dict[str, Any]:
     import resource
@@ -78,7 +81,8 @@ def build_option_ranker(
         recorder = RecordingRanker(AdaptedRanker(embedder, RelationAdapter.load(folder)))
         tools = Toolbox(kb, ranker=recorder)
         memory = CaseMemory(cases, lambda: embedder)
-        return tools, recorder, GuidedPolicy(model, tools, learned_features=True, cases=memory)
+        policy = GuidedPolicy(model, tools, learned_features=True, cases=memory, relation_fit=relation_fit)
+        return tools, recorder, policy
 
     per_fold = [
         policy_for(folder, cases_of({i for i in train_ids if fold_of(i, folds) != f}))
@@ -98,6 +102,7 @@ def build_option_ranker(
     summary = train_option_ranker(train_rows, choose_rows, base, out)
     # This invocation's collection (0 new questions on a resume) and the states trained on.
     summary["states"] = {**counts, "train_states": len(train_rows), "choose_states": len(choose_rows)}
+    summary["relation_fit"] = relation_fit  # the first entity choice read what each span could answer
     summary["total_wall_s"] = round(time.perf_counter() - started, 1)
     summary["peak_rss_gb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
     saved = OptionRanker.load(out)  # again, with the collection's figures beside the fit's
