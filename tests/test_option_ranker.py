@@ -150,3 +150,14 @@ def test_cli_options_mode_needs_the_trajectories_kb_and_questions(tmp_path: Path
     assert main([*args, "--kb", "demo", "--questions", str(trajectories)]) == 2
     assert "train the relation retriever there first" in capsys.readouterr().err
     assert not (tmp_path / RANKER_FILE).exists()
+
+
+def test_cli_refuses_a_learned_term_scale_outside_0_to_1(tmp_path: Path, capsys) -> None:
+    from mcts.cli.main import main
+
+    trajectories = tmp_path / "traj.jsonl"
+    trajectories.write_text("")
+    args = ["train-policy", "--trajectories", str(trajectories), "--out", str(tmp_path / "r")]
+    assert main([*args, "--learned-term-scale", "1.5"]) == 2
+    assert "between 0 and 1" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
