@@ -230,6 +230,23 @@ def test_the_first_search_reads_what_each_span_could_answer(fbqa_kb):
     assert {o.action.argument: dict(o.features).get("relation_fit", 0.0) for o in looked} == fit
 
 
+def test_a_failed_lookup_counts_as_no_relations_and_the_other_spans_are_still_read():
+    from kb.base import QueryTimeout
+    from kb.observation import EntityHit
+    from mcts.agents.policy_guided import span_relation_fit
+
+    q = "What religion is practiced in Afghanistan?"
+    mentions = [EntityHit("m.afg", "Afghanistan", "country"), EntityHit("m.rel", "religion", "")]
+
+    def around(entity_id: str) -> list[GraphPattern]:
+        if entity_id == "m.rel":
+            raise QueryTimeout("too slow")
+        return [GraphPattern("out", ("location.statistical_region.religions",), Value("Islam", "m.isl"))]
+
+    fits = span_relation_fit(q, ["Afghanistan", "religion"], mentions, around, lambda t, o: [0.5] * len(o))
+    assert fits == {"Afghanistan": 0.5, "religion": 0.0}
+
+
 def test_pattern_options_say_whether_they_point_in_and_go_through_a_cvt(tiny_kb, tools):
     opts = policy(tiny_kb).options(ADA_Q, ada_patterns(tools))
     shapes = {o.action.argument: dict(o.features) for o in opts if o.kind == "hop"}

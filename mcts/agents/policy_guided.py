@@ -179,7 +179,8 @@ def span_relation_fit(
     of the first SearchGraphPatterns) and a relation around one of the span's first
     `HITS_PER_SPAN` entities; 0 where none has relations. The topic entity of "what religion
     is practiced in Afghanistan" has a relation that reads as "religion practiced"; the class
-    "religion" and a constraining second entity mostly do not."""
+    "religion" and a constraining second entity mostly do not. A lookup the KB fails (an
+    endpoint down or too slow) counts as no relations: the feature is a hint, not a step."""
     from kb.relation_ranker import readable
 
     phrase = relation_phrase(question, [h.name for h in mentions])
@@ -187,7 +188,11 @@ def span_relation_fit(
     for span in spans:
         best = 0.0
         for hit in [h for h in mentions if span_for(h, question) == span][:HITS_PER_SPAN]:
-            texts = [readable(p.relation_text()) for p in relations_around(hit.id)]
+            try:
+                around = relations_around(hit.id)
+            except KBError:
+                continue
+            texts = [readable(p.relation_text()) for p in around]
             if texts:
                 best = max(best, *similarities(phrase, texts))
         out[span] = round(best, 5)
