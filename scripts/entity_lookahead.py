@@ -56,23 +56,21 @@ class FirstChoice:
 
 def first_step_spans(question: str, mentions: Sequence[EntityHit], flavour: Any) -> list[str]:
     """The spans of the policy's first-step SearchNodes options, in their order."""
-    from mcts.agents.guided_options import unused_mentions
+    from mcts.agents.guided_options import FIRST_SEARCHES, unused_mentions
     from mcts.agents.guided_state import read_state
 
-    return unused_mentions(read_state(question, [], flavour), mentions)[:4]
+    return unused_mentions(read_state(question, [], flavour), mentions)[:FIRST_SEARCHES]
 
 
 def relation_fits(
     question: str, spans: Sequence[str], mentions: Sequence[EntityHit], tools: Any, embedder: Any
 ) -> list[float]:
     """Per span, the policy's `relation_fit` (`mcts.agents.policy_guided.span_relation_fit`)."""
-    from mcts.agents.policy_guided import span_relation_fit
+    from mcts.agents.policy_guided import relation_similarities, span_relation_fit
 
-    def similarities(text: str, others: Sequence[str]) -> list[float]:
-        phrase = embedder.encode([text], persist=False)[0]
-        return [float(x) for x in embedder.encode(list(others)) @ phrase]
-
-    fits = span_relation_fit(question, spans, mentions, tools.relations_around, similarities)
+    fits = span_relation_fit(
+        question, spans, mentions, tools.relations_around, relation_similarities(embedder)
+    )
     return [fits[s] for s in spans]
 
 

@@ -64,6 +64,7 @@ _PLACE_WORDS = re.compile(
 )
 Wh = Literal["when", "where", "who", ""]
 PER_ANCHOR = 8  # patterns of one anchor (an entity, the current answers) that become queries
+FIRST_SEARCHES = 4  # spans offered to SearchNodes before any entity is found (2 afterwards)
 
 
 @dataclass(frozen=True)
@@ -346,7 +347,7 @@ def enumerate_options(
     unused = unused_mentions(state, mentions)
     if not state.hits or current is not None:
         second = 1.0 if current is not None else 0.0
-        for span in unused[: 4 if not state.hits else 2]:
+        for span in unused[: FIRST_SEARCHES if not state.hits else 2]:
             feats = {"second_entity": second, "span_words": len(span.split()), **span_cues(span, q)}
             found = [h.id for h in mentions if span_for(h, q) == span]
             feats["popularity"] = max((popularity.get(i, 0.0) for i in found), default=0.0)

@@ -49,12 +49,14 @@ from kb.name_index import STOPWORDS, normalise
 from kb.observation import EntityHit, GraphPattern
 from mcts.agents.case_memory import CaseFit, CaseMemory
 from mcts.agents.guided_options import (
+    FIRST_SEARCHES,
     PER_ANCHOR,
     Option,
     Priors,
     enumerate_options,
     relation_phrase,
     span_for,
+    unused_mentions,
 )
 from mcts.agents.guided_state import read_state
 from mcts.agents.lm_scoring import ContinuationScorer, LMContinuationScorer
@@ -199,6 +201,17 @@ def span_relation_fit(
     return out
 
 
+def relation_similarities(embedder: Any) -> Callable[[str, Sequence[str]], list[float]]:
+    """`span_relation_fit`'s similarity through a sentence embedder: relation texts from its
+    disk cache (the ones the retriever ranks), the question's phrase from its small one."""
+
+    def similarities(phrase: str, relation_texts: Sequence[str]) -> list[float]:
+        query = embedder.encode([phrase], persist=False)[0]
+        return [float(x) for x in embedder.encode(list(relation_texts)) @ query]
+
+    return similarities
+
+
 class GuidedPolicy:
     """Policy for small models: enumerate real tool calls, let the LM choose among them."""
 
@@ -322,8 +335,10 @@ class GuidedPolicy:
         if state.hits or around is None or not self.reads_relation_fit:
             return {}
         mentions = self.mentions(state.question)
-        spans = list(dict.fromkeys(span_for(h, state.question) for h in mentions))
-        return span_relation_fit(state.question, spans, mentions, around, self._similarities)
+        spans = unused_mentions(state, mentions)[:FIRST_SEARCHES]  # the spans offered, no more
+        embedder = self._embedder()
+        similar = relation_similarities(embedder) if hasattr(embedder, "encode") else self._similarities
+        return span_relation_fit(state.question, spans, mentions, around, similar)
 
     def _case_fit(self, state: Any) -> CaseFit | None:
         """The case memory's evidence for the entities and patterns on offer at `state`."""
