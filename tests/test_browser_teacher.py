@@ -124,7 +124,9 @@ def expect_answer_cleared_while_running(page, stale: str, stale_cost: str) -> No
     assert "Gold answer" not in answer.inner_text()
     expect(answer).to_contain_text("Searching")
     assert page.locator("#cost").inner_text() != stale_cost
-    assert stale not in page.locator("#vote-table").inner_text()
+    # The table is a Dataframe, which the page redraws after the text panels: wait for it
+    # rather than read it once (a single read saw the previous run's votes on a busy CPU).
+    expect(page.locator("#vote-table")).not_to_contain_text(stale, timeout=10_000)
 
 
 def test_a_live_run_after_a_cached_example_clears_the_answer_and_names_method_and_preset(
