@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "measured_search_vs_greedy.json"
@@ -49,7 +50,10 @@ def main() -> int:
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args()
     old = json.loads(Path(args.out).read_text(encoding="utf-8")) if Path(args.out).is_file() else {}
-    data: dict[str, object] = {"_source": "scripts/measured_acceptance.py " + " ".join(args.runs)}
+    # The command as a shell would take it again (names hold spaces), and where the runs' own
+    # commands are.
+    command = "python scripts/measured_acceptance.py " + shlex.join(args.runs)
+    data: dict[str, object] = {"_source": command + " (runs: docs/results.md)"}
     for spec in args.runs:
         name, _, run = spec.partition("=")
         questions, f1, facets = per_question_f1(Path(run))
