@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from kb.actions import Action
 from kb.observation import Observation, Value
 from mcts.search.settings import VoteMode
@@ -141,3 +143,26 @@ def test_likelihood_rule_picks_the_branch_the_policy_prefers():
     a.policy_score, b.policy_score = -3.0, -1.0  # no stored prior: recomputed from the scores
     assert decide(tree, VoteMode.LIKELIHOOD)[2] == (b.id,)
     assert decide(tree, VoteMode.BEST_VALUE)[2] == (a.id,)
+
+
+def test_the_per_step_likelihood_does_not_favour_a_branch_for_stopping_early():
+    tree = Tree("q")
+    short = _terminal(tree, A, mean=0.5, reward=0.5)  # one step, P 0.5
+    short.prior = 0.5
+    hop = tree.add_child(ROOT_ID, STEP)
+    hop.prior = 0.5
+    longer = tree.add_child(hop.id, STEP, terminal=True, answer=C, answer_sparql="q-long")
+    longer.visits, longer.value_sum, longer.prior = 1, 0.5, 0.9  # two steps, P 0.5 then 0.9
+    # Sum of log P: log 0.5 against log 0.45, so the short branch wins.
+    assert decide(tree, VoteMode.LIKELIHOOD)[0] == A
+    # Per step: log 0.5 against (log 0.5 + log 0.9) / 2, so the longer one does.
+    answer, sparql, voters, rows = decide(tree, VoteMode.LIKELIHOOD_PER_STEP)
+    assert (answer, sparql, voters) == (C, "q-long", (longer.id,))
+    assert abs(rows[0].weight - (math.log(0.5) + math.log(0.9)) / 2) < 1e-9
+
+
+def test_the_per_step_rule_is_named_and_glossed_for_the_app():
+    from viz.answer_rule import rule_name, weight_gloss
+
+    assert rule_name("likelihood_per_step") == "likeliest branch per step"
+    assert "mean log P per step" in weight_gloss(VoteMode.LIKELIHOOD_PER_STEP)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcts.search.rules import path_log_prior
+from mcts.search.rules import path_log_prior, path_mean_log_prior
 from mcts.search.settings import VoteMode
 from mcts.search.tree import Tree
 from viz.escape import md
@@ -27,6 +27,11 @@ ANSWER_RULES: dict[VoteMode, str] = {
         "likeliest branch: the answer of the branch the policy finds most likely "
         "(the sum of its steps' log P), whatever its W/N"
     ),
+    VoteMode.LIKELIHOOD_PER_STEP: (
+        "likeliest branch per step: the answer of the branch whose steps the policy finds most "
+        "likely on average (the mean of its steps' log P, so a short branch has no head start), "
+        "whatever its W/N"
+    ),
     VoteMode.BEST_VALUE: "best value: the answer of the branch with the highest W/N",
 }
 
@@ -38,6 +43,10 @@ WEIGHT_GLOSSES: dict[VoteMode, str] = {
     VoteMode.LIKELIHOOD: (
         "the log-probability of the answer's likeliest branch (the sum of log P over its steps); "
         "a probability below 1 has a negative log, so every weight is ≤ 0 and the one nearest 0 wins"
+    ),
+    VoteMode.LIKELIHOOD_PER_STEP: (
+        "the mean log P per step of the answer's likeliest branch; every weight is ≤ 0 and the one "
+        "nearest 0 wins"
     ),
     VoteMode.BEST_VALUE: "W/N of the answer's best branch",
 }
@@ -110,6 +119,12 @@ def why_not_best(result: Any | None, tree: Tree | None, mode: VoteMode | str, te
         lines.append(
             f"log P of the answer's branch (node {winner}): {path_log_prior(tree, winner, temperature):.2f}; "
             f"of node {first}: {path_log_prior(tree, first, temperature):.2f} (nearer 0 is likelier)."
+        )
+    elif mode == VoteMode.LIKELIHOOD_PER_STEP and winner is not None and 0 <= winner < len(tree):
+        lines.append(
+            f"mean log P per step of the answer's branch (node {winner}): "
+            f"{path_mean_log_prior(tree, winner, temperature):.2f}; of node {first}: "
+            f"{path_mean_log_prior(tree, first, temperature):.2f} (nearer 0 is likelier)."
         )
     elif mode == VoteMode.PLURALITY:
         votes = {tuple(r.answer): r.count for r in getattr(result, "votes", ())}

@@ -27,7 +27,9 @@ class VoteMode(StrEnum):
     PLURALITY = "plurality"  # paper: most frequent answer set; ties by the branch's mean value
     VALUE_WEIGHTED = "value_weighted"  # each branch votes with its mean value W/N
     VISITS = "visits"  # each answer set scores the visits N of its branches (robust child)
-    LIKELIHOOD = "likelihood"  # the branch the policy finds most likely (mean log-prior of its path)
+    LIKELIHOOD = "likelihood"  # the branch the policy finds most likely (sum of log P along its path)
+    # The same per step: a branch that stops early pays fewer log P terms under the sum
+    LIKELIHOOD_PER_STEP = "likelihood_per_step"
     BEST_VALUE = "best_value"  # the best branch: the answering terminal with the highest W/N
 
 

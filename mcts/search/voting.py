@@ -15,6 +15,9 @@ an answer set is the sorted tuple of distinct value names.
   node. Ties by count, then by the lowest node id.
 - `VoteMode.LIKELIHOOD`: the set holding the branch the policy finds most likely: sum of
   log P over the branch (`rules.path_log_prior`); weight = that log-probability.
+- `VoteMode.LIKELIHOOD_PER_STEP`: the same with the mean log P per step
+  (`rules.path_mean_log_prior`), so a branch that stops after fewer steps is not preferred
+  for paying fewer log P terms.
 - `VoteMode.BEST_VALUE`: the best branch's set (`rules.best_branch`): highest W/N.
 
 Every rule is a function of a finished tree, so the evaluation scores all of them on
@@ -35,7 +38,7 @@ from typing import Any
 from kb.observation import Value
 from mcts.search.cost import CostSummary
 from mcts.search.events import StopReason
-from mcts.search.rules import answering_terminals, path_log_prior
+from mcts.search.rules import answering_terminals, path_log_prior, path_mean_log_prior
 from mcts.search.rules import (
     best_terminal_by_ig as best_terminal_by_ig,  # re-exported: callers read them here
 )
@@ -87,12 +90,16 @@ def _visit_key(tree: Tree, node: Node) -> tuple[int, ...]:
     return tuple(tree[i].visits for i in tree.path(node.id)[1:])
 
 
+# The likelihood rules: a branch's log-probability under the policy, by mode.
+_LIKELIHOODS = {VoteMode.LIKELIHOOD: path_log_prior, VoteMode.LIKELIHOOD_PER_STEP: path_mean_log_prior}
+
 # Per mode: the main figure (higher wins) and what breaks a tie on it, in words.
 _TIE_BREAKS = {
     VoteMode.PLURALITY: ("votes", "the higher W/N of its best branch, then the lower node id"),
     VoteMode.VALUE_WEIGHTED: ("summed W/N", "more votes, then the lower node id"),
     VoteMode.VISITS: ("visits along the branch", "more votes, then the lower node id"),
     VoteMode.LIKELIHOOD: ("policy path log-probability", "more votes, then the lower node id"),
+    VoteMode.LIKELIHOOD_PER_STEP: ("policy log-probability per step", "more votes, then the lower node id"),
     VoteMode.BEST_VALUE: ("best branch W/N", "more votes, then the lower node id"),
 }
 
@@ -124,8 +131,8 @@ def _ranked(
             weight = sum(n.mean_value for n in nodes)
         elif mode == VoteMode.VISITS:
             weight = float(visit_keys[key][0])
-        elif mode == VoteMode.LIKELIHOOD:
-            weight = max(path_log_prior(tree, n.id, temperature) for n in nodes)
+        elif mode in _LIKELIHOODS:
+            weight = max(_LIKELIHOODS[mode](tree, n.id, temperature) for n in nodes)
         else:
             weight = nodes[0].mean_value
         rows.append(
@@ -242,9 +249,10 @@ def decide(
     if not rows:
         return (), "", (), rows
     winner = rows[0]
-    if VoteMode(mode) == VoteMode.LIKELIHOOD:  # the winner's values come from its likeliest branch
+    if VoteMode(mode) in _LIKELIHOODS:  # the winner's values come from its likeliest branch
+        likelihood = _LIKELIHOODS[VoteMode(mode)]
         best = max(
-            (tree[i] for i in winner.node_ids), key=lambda n: (path_log_prior(tree, n.id, temperature), -n.id)
+            (tree[i] for i in winner.node_ids), key=lambda n: (likelihood(tree, n.id, temperature), -n.id)
         )
     else:
         best = tree[winner.node_ids[0]]
