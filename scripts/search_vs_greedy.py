@@ -1,0 +1,112 @@
+"""Where a search loses to the greedy path: does its tree hold the greedy path's answer at all?
+
+    python scripts/search_vs_greedy.py runs/dev-test --method fast
+
+For each question the greedy path (`single`) answers better than the search method, from the
+stored trees of one eval run (no model run): whether any answering branch of the search tree
+returns the greedy answer (then an answer rule could have picked it), how deep the greedy
+path's answer lies and how deep the tree's answering branches go, and the tree's size. The
+table per question is followed by the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mcts.evaluation.study import StoredRun, load_runs  # noqa: E402  (repo root first on the path)
+from mcts.search.rules import answering_terminals  # noqa: E402
+from mcts.search.tree import Tree  # noqa: E402
+from mcts.search.voting import answer_key, decide  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Loss:
+    question_id: str
+    greedy_f1: float
+    search_f1: float
+    greedy_depth: int  # steps from the root to the greedy path's answering node
+    deepest_answer: int  # steps to the search tree's deepest answering branch (0: none)
+    greedy_answer_in_tree: bool  # some answering branch of the search tree returns it
+    nodes: int  # the search tree's size
+
+
+def depth(tree: Tree, node_id: int) -> int:
+    return len(tree.path(node_id)) - 1
+
+
+def compare(greedy: StoredRun, search: StoredRun) -> Loss:
+    """What the search tree holds of the greedy path's answer."""
+    values, _, voters, _ = decide(greedy.tree, greedy.settings.vote_mode, greedy.settings.temperature)
+    wanted = answer_key(values)
+    branches = answering_terminals(search.tree)
+    return Loss(
+        question_id=search.question_id,
+        greedy_f1=greedy.f1,
+        search_f1=search.f1,
+        greedy_depth=depth(greedy.tree, voters[0]) if voters else 0,
+        deepest_answer=max((depth(search.tree, n.id) for n in branches), default=0),
+        greedy_answer_in_tree=bool(wanted) and any(answer_key(n.answer) == wanted for n in branches),
+        nodes=len(search.tree),
+    )
+
+
+def losses(runs: list[StoredRun], method: str) -> tuple[list[Loss], int, int]:
+    """(the questions the greedy path wins, how many the search wins, how many both finished)."""
+    by_method: dict[str, dict[str, StoredRun]] = {}
+    for run in runs:
+        by_method.setdefault(run.label.rsplit("/", 1)[-1], {})[run.question_id] = run
+    greedy, search = by_method.get("single", {}), by_method.get(method, {})
+    common = sorted(greedy.keys() & search.keys())
+    lost = [compare(greedy[q], search[q]) for q in common if greedy[q].f1 > search[q].f1 + 1e-9]
+    won = sum(search[q].f1 > greedy[q].f1 + 1e-9 for q in common)
+    return lost, won, len(common)
+
+
+def markdown(lost: list[Loss], won: int, total: int, method: str) -> str:
+    """Per question the greedy path wins (left out when there is none), then the counts."""
+    lines: list[str] = []
+    if lost:
+        lines += [
+            f"| question | single F1 | {method} F1 | greedy answer at depth | deepest {method} answer "
+            "| greedy answer in the tree | tree nodes |",
+            "|---|---:|---:|---:|---:|---|---:|",
+        ]
+        lines += [
+            f"| {x.question_id} | {x.greedy_f1:.2f} | {x.search_f1:.2f} | {x.greedy_depth} "
+            f"| {x.deepest_answer} | {'yes' if x.greedy_answer_in_tree else 'no'} | {x.nodes} |"
+            for x in lost
+        ]
+        lines.append("")
+    held = sum(x.greedy_answer_in_tree for x in lost)
+    lines += [
+        f"| questions (both finished) | {method} better | single better | greedy answer in the {method} tree |",
+        "|---:|---:|---:|---:|",
+        f"| {total} | {won} | {len(lost)} | {held} |",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("run", help="an eval directory with `single` and the search method")
+    parser.add_argument("--method", default="fast")
+    args = parser.parse_args(argv)
+    runs = load_runs([args.run], methods=["single", args.method])
+    lost, won, total = losses(runs, args.method)
+    if not total:
+        print(f"error: {args.run} has no question finished by both single and {args.method}", file=sys.stderr)
+        return 2
+    print(markdown(lost, won, total, args.method))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
