@@ -21,7 +21,6 @@ sys.path.insert(0, str(ROOT))
 
 from mcts.evaluation.study import StoredRun, load_runs  # noqa: E402  (repo root first on the path)
 from mcts.search.rules import answering_terminals  # noqa: E402
-from mcts.search.tree import Tree  # noqa: E402
 from mcts.search.voting import answer_key, decide  # noqa: E402
 
 
@@ -36,10 +35,6 @@ class Loss:
     nodes: int  # the search tree's size
 
 
-def depth(tree: Tree, node_id: int) -> int:
-    return len(tree.path(node_id)) - 1
-
-
 def compare(greedy: StoredRun, search: StoredRun) -> Loss:
     """What the search tree holds of the greedy path's answer."""
     values, _, voters, _ = decide(greedy.tree, greedy.settings.vote_mode, greedy.settings.temperature)
@@ -49,8 +44,8 @@ def compare(greedy: StoredRun, search: StoredRun) -> Loss:
         question_id=search.question_id,
         greedy_f1=greedy.f1,
         search_f1=search.f1,
-        greedy_depth=depth(greedy.tree, voters[0]) if voters else 0,
-        deepest_answer=max((depth(search.tree, n.id) for n in branches), default=0),
+        greedy_depth=greedy.tree[voters[0]].depth if voters else 0,
+        deepest_answer=max((n.depth for n in branches), default=0),
         greedy_answer_in_tree=bool(wanted) and any(answer_key(n.answer) == wanted for n in branches),
         nodes=len(search.tree),
     )

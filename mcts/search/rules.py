@@ -146,7 +146,7 @@ def path_log_prior(tree: Tree, node_id: int, temperature: float) -> float:
 def path_mean_log_prior(tree: Tree, node_id: int, temperature: float) -> float:
     """`path_log_prior` over the number of steps: the branch's geometric-mean step
     probability in log, which does not favour a branch for being short."""
-    return path_log_prior(tree, node_id, temperature) / max(len(tree.path(node_id)) - 1, 1)
+    return path_log_prior(tree, node_id, temperature) / max(tree[node_id].depth, 1)
 
 
 def set_priors(tree: Tree, parent_id: int, temperature: float) -> None:

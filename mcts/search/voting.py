@@ -249,8 +249,8 @@ def decide(
     if not rows:
         return (), "", (), rows
     winner = rows[0]
-    if VoteMode(mode) in _LIKELIHOODS:  # the winner's values come from its likeliest branch
-        likelihood = _LIKELIHOODS[VoteMode(mode)]
+    likelihood = _LIKELIHOODS.get(VoteMode(mode))
+    if likelihood is not None:  # the winner's values come from its likeliest branch
         best = max(
             (tree[i] for i in winner.node_ids), key=lambda n: (likelihood(tree, n.id, temperature), -n.id)
         )
