@@ -11,6 +11,7 @@ from mcts.search.events import (
     CandidatesProposed,
     NodeAdded,
     NodeScored,
+    NodeSelected,
     RoundFinished,
     SearchStopped,
     SimulationStep,
@@ -306,6 +307,47 @@ def test_greedy_first_keeps_the_policys_top_candidate_among_the_k(seed):
     assert BAD in root_actions  # the toy policy's top-weighted root action (0.4)
     assert len(root_actions) == 2
     assert search.cost().policy_calls == 2  # the sampled k and one greedy call
+
+
+def _greedy_actions(search: Search) -> list[str]:
+    return [search.tree[i].step.action.render() for i in search.tree.path(len(search.tree) - 1)[1:]]
+
+
+@pytest.mark.parametrize("method", [Method.FAST, Method.CONSTANT, Method.CLASSIC])
+@pytest.mark.parametrize("seed", range(4))
+def test_greedy_descent_puts_the_greedy_path_in_the_tree_before_any_early_stop(method, seed):
+    single, single_result = _run(Method.SINGLE)
+    greedy_actions = _greedy_actions(single)
+    search, result = _run(method, seed=seed, k=2, early_stop_terminals=1, greedy_descent=True)
+    # The greedy path's node chain: root's first child, its first child, ... to a terminal.
+    node, actions = 0, []
+    while search.tree[node].children:
+        node = search.tree[node].children[0]
+        actions.append(search.tree[node].step.action.render())
+    assert actions == greedy_actions
+    assert search.tree[node].terminal and search.tree[node].answer == single.tree[len(single.tree) - 1].answer
+    assert result.stop_reason == "enough_terminals"
+    assert single_result.answer_names == ("Someone Else",)
+
+
+def test_without_greedy_descent_an_early_stop_can_leave_the_greedy_answer_out():
+    # The control for the test above: the same budget finds a tree without the greedy answer.
+    lacking = []
+    for seed in range(8):
+        search, _ = _run(Method.FAST, seed=seed, k=2, early_stop_terminals=1)
+        if not any(n.terminal and n.answer and n.answer[0].name == "Someone Else" for n in search.tree.nodes):
+            lacking.append(seed)
+    assert lacking
+
+
+def test_greedy_descent_rounds_expand_the_greedy_nodes_in_turn_then_select_as_usual():
+    search, _ = _run(Method.FAST, seed=0, k=2, rounds=4, early_stop_terminals=9, greedy_descent=True)
+    selected = [e.node_id for e in search.events_log if isinstance(e, NodeSelected)]
+    root_first = search.tree.root.children[0]
+    assert selected[:2] == [0, root_first]  # root, then the greedy child (ExecuteSPARQL BAD)
+    assert search.tree[search.tree[root_first].children[0]].step.action.tool == "Done"
+    assert len(selected) == 4  # the descent ended at Done; later rounds chose by UCT
+    assert search.cost().policy_calls == 4 + 2  # one greedy call per descent round
 
 
 def test_the_result_names_its_answer_rule_and_tie_break():

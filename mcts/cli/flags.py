@@ -32,6 +32,8 @@ _HELP = {
     "c_puct": "PUCT exploration constant (ours: 1.0)",
     "ig_variant": "IG reward: paper (history+prompt vs all), question (question tokens only), question_clipped",
     "greedy_first": "expansion: always keep the policy's top candidate among the k (one more policy call)",
+    "greedy_descent": "fast/classic/constant: the first rounds expand along the greedy path, so the tree "
+    "holds its answer (one more policy call per step)",
 }
 
 

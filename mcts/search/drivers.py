@@ -16,7 +16,10 @@ without replacement from softmax(score / temperature) (greedy: the top k). Each
 child's prior P = softmax of the siblings' scores at the same temperature
 (`rules.set_priors`), which PUCT reads. With `greedy_first` the search asks the policy
 once more, greedily, for its top candidate and puts it first among the k (one more
-policy call per expansion).
+policy call per expansion). With `greedy_descent` the first rounds expand the greedy path's
+nodes in turn (root, then the top candidate's child, until it is terminal), each with its
+top candidate kept, instead of selecting a leaf: the tree holds the greedy path's answer
+whatever the early stop does; the later rounds select as usual.
 - classic: as fast, but every non-terminal new child is first simulated (k=1,
   sampled) to Done or max depth; the simulation's end state is what gets scored.
   Simulated steps are stored on the node, not added to the tree. Only tree terminals
@@ -78,7 +81,7 @@ class SearchPhases(Protocol):
     def execute(self, cand: Candidate) -> Step: ...
 
     def expand(
-        self, node_id: int, k: int, rng: random.Random, greedy: bool = False
+        self, node_id: int, k: int, rng: random.Random, greedy: bool = False, keep_top: bool = False
     ) -> Generator[Event, None, list[int]]: ...
 
     def score(self, node_ids: Sequence[int]) -> Generator[Event, None, None]: ...
@@ -122,14 +125,23 @@ def _exhausted(search: SearchPhases) -> tuple[StopReason, str]:
 
 def mcts_rounds(search: SearchPhases) -> Driver:
     s = search.settings
+    # With greedy_descent the rounds start at the root and follow the greedy child down
+    # until it is terminal: the greedy path's answer is in the tree before any early stop.
+    descent: int | None = ROOT_ID if s.greedy_descent else None
     for _ in range(s.rounds):
         if search.tree.is_closed(ROOT_ID):
             return _exhausted(search)
         round_no = search.rounds_done + 1
         yield RoundStarted(round=round_no, max_rounds=s.rounds)
-        leaf = select_leaf(search.tree, s.c, selection=s.selection, c_puct=s.c_puct)
+        if descent is not None:
+            leaf = descent
+        else:
+            leaf = select_leaf(search.tree, s.c, selection=s.selection, c_puct=s.c_puct)
         yield NodeSelected(round=round_no, node_id=leaf, path=tuple(search.tree.path(leaf)))
-        children = yield from search.expand(leaf, s.k, search.rng)
+        children = yield from search.expand(leaf, s.k, search.rng, keep_top=descent is not None)
+        if descent is not None:
+            # The top candidate's child comes first; the descent ends where it is terminal.
+            descent = children[0] if children and not search.tree[children[0]].terminal else None
         if s.method == Method.CLASSIC:
             for child in children:
                 if not search.tree[child].terminal:

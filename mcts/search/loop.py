@@ -249,17 +249,22 @@ class Search:
         return step.is_done or depth >= self.settings.max_depth
 
     def expand(
-        self, node_id: int, k: int, rng: random.Random, *, greedy: bool = False
+        self, node_id: int, k: int, rng: random.Random, *, greedy: bool = False, keep_top: bool = False
     ) -> Generator[Event, None, list[int]]:
-        """Propose up to k steps at `node_id`, run their tools, add the children."""
+        """Propose up to k steps at `node_id`, run their tools, add the children.
+
+        With `keep_top` (or the `greedy_first` setting) the policy's top candidate is among
+        the k and its child comes first."""
         t0 = time.perf_counter()
         history = self.tree.steps(node_id)
+        greedy = greedy or (keep_top and k == 1)
         candidates = self.propose(node_id, history, k, rng, greedy)
-        if self.settings.greedy_first and not greedy and k > 1 and candidates:
-            # Greedy-first: the policy's top candidate is always among the k (one more call).
+        if (keep_top or self.settings.greedy_first) and not greedy and k > 1 and candidates:
+            # One more call: the sampled k may miss the policy's top candidate.
             top = self.propose(node_id, history, 1, rng, True)
-            if top and all(c.key() != top[0].key() for c in candidates):
-                candidates = [top[0], *candidates[: k - 1]]
+            if top:
+                others = [c for c in candidates if c.key() != top[0].key()]
+                candidates = [top[0], *others[: k - 1]]
         yield CandidatesProposed(node_id=node_id, count=len(candidates), seconds=time.perf_counter() - t0)
         new: list[Node] = []
         for cand in candidates:

@@ -69,6 +69,9 @@ class SearchSettings:
     c_puct: float = 1.0  # PUCT exploration constant (ours; used when selection is puct)
     ig_variant: IGVariant = IGVariant.PAPER  # paper: the mean-over-everything ratio
     greedy_first: bool = False  # expansion: the policy's top candidate always among the k
+    # Tree search: the first rounds expand along the policy's greedy path (its top candidate
+    # kept at each step), so the tree always holds the greedy path's answer.
+    greedy_descent: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "method", Method(self.method))
