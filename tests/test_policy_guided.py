@@ -452,6 +452,22 @@ def test_usage_counts_propose_calls_and_passes(tiny_kb, tools):
     assert pol.usage.calls == 1 and pol.usage.candidate_passes == 1
 
 
+def test_a_node_asked_twice_is_scored_once_and_a_changed_ranker_scores_again(tiny_kb, tools):
+    pol = policy(tiny_kb, temperature=5.0)
+    hist = ada_patterns(tools)
+    sampled = pol.propose(ADA_Q, hist, 3, rng=random.Random(1))
+    top = pol.propose(ADA_Q, hist, 1, rng=random.Random(1), greedy=True)
+    assert pol.usage.candidate_passes == 1 and pol.usage.calls == 1
+    assert top[0].policy_score == max(
+        c.policy_score for c in policy(tiny_kb).propose(ADA_Q, hist, 99, rng=random.Random(0), greedy=True)
+    )
+    assert {c.key() for c in sampled} == {c.key() for c in pol.propose(ADA_Q, hist, 3, rng=random.Random(1))}
+    pol.propose(ADA_Q, hist[:1], 1, rng=random.Random(1))  # another node
+    pol.priors = Priors(similarity=0.0)  # another configuration at the same node
+    pol.propose(ADA_Q, hist[:1], 1, rng=random.Random(1))
+    assert pol.usage.candidate_passes == 3
+
+
 def test_an_error_observation_is_a_state_like_any_other(tiny_kb, tools):
     hist = ada_patterns(tools) + [
         Step("t", Action("ExecuteSPARQL", "SELECT nonsense"), Observation.error("bad"))
@@ -523,6 +539,8 @@ def test_real_model_chooses_among_real_candidates(model, demo_kb):
     assert len({c.key() for c in cands}) == len(cands) >= 1
     assert all(c.action is not None and c.policy_score is not None for c in cands)
     assert cands == pol.propose(q, hist, 3, rng=random.Random(0))
+    # The second call reused the node's scores; a fresh policy scoring it anew agrees.
+    assert cands == GuidedPolicy(model, demo_kb).propose(q, hist, 3, rng=random.Random(0))
 
 
 def greedy_path(policy, tools, question: str, max_depth: int = 10) -> tuple[tuple[Value, ...], list[Step]]:

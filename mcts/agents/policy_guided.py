@@ -278,6 +278,9 @@ class GuidedPolicy:
         store = getattr(kb, "kb", kb)
         self._degree_of: Callable[[str], int] | None = getattr(store, "degree_of", None)
         self._description_of: Callable[[str], str] | None = getattr(store, "description_of", None)
+        # The last node's options and scores: a search that asks twice at one node (its
+        # sampled k, then the greedy top: `greedy_descent`, `greedy_first`) scores it once.
+        self._last_scored: tuple[tuple[Any, ...], list[Option], list[float]] | None = None
 
     # ----- entities named in the question ---------------------------------------------
     def mentions(self, question: str) -> list[EntityHit]:
@@ -406,14 +409,35 @@ class GuidedPolicy:
             return [self.option_ranker.score(s, o) for s, o in zip(lm, opts, strict=True)]
         return [s + o.prior for s, o in zip(lm, opts, strict=True)]
 
+    def _scored_options(self, question: str, history: Sequence[Step]) -> tuple[list[Option], list[float]]:
+        """The node's options and their scores, reused when the same node is asked again
+        with the same ranker, priors and prompt (the scores are deterministic)."""
+        key = (
+            question,
+            tuple(history),
+            id(self.option_ranker),
+            id(self.priors),
+            id(self.prompt),
+            self.score_on,
+        )
+        if self._last_scored is not None and self._last_scored[0] == key:
+            return self._last_scored[1], self._last_scored[2]
+        opts = self.options(question, history)
+        scores: list[float] = []
+        if opts:
+            self.usage.calls += 1
+            scores = self.score_options(question, history, opts)
+        self._last_scored = (key, opts, scores)
+        return opts, scores
+
     def propose(
         self, question: str, history: Sequence[Step], k: int, *, rng: random.Random, greedy: bool = False
     ) -> list[Candidate]:
-        opts = self.options(question, history)
-        if not opts or k < 1:
+        if k < 1:
             return []
-        self.usage.calls += 1
-        scores = self.score_options(question, history, opts)
+        opts, scores = self._scored_options(question, history)
+        if not opts:
+            return []
         if greedy or self.temperature == 0:
             chosen = sorted(range(len(opts)), key=lambda i: -scores[i])[:k]
         else:
