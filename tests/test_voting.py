@@ -166,3 +166,19 @@ def test_the_per_step_rule_is_named_and_glossed_for_the_app():
 
     assert rule_name("likelihood_per_step") == "likeliest branch per step"
     assert "mean log P per step" in weight_gloss(VoteMode.LIKELIHOOD_PER_STEP)
+
+
+def test_likelihoods_apart_by_float_noise_tie_and_more_votes_break_it():
+    # A 5-path vote: the same first step sampled twice scores -0.863917 once and -0.863916
+    # the next time (cached vs fresh passes). Branches that close must not be told apart.
+    tree = Tree("q")
+    first = _terminal(tree, A, mean=0.0, reward=0.0)
+    second = _terminal(tree, B, mean=0.0, reward=0.0)
+    third = _terminal(tree, B, mean=0.0, reward=0.0)
+    first.policy_score, second.policy_score, third.policy_score = -0.863916, -0.863917, -0.863917
+    answer, _, voters, rows = decide(tree, VoteMode.LIKELIHOOD)
+    assert answer == B and voters == (second.id, third.id)  # two votes beat one
+    assert tie_break(tree, VoteMode.LIKELIHOOD).startswith("2 answer sets tied on policy path log-probability")
+    # A real difference in likelihood still decides.
+    first.policy_score = -0.5
+    assert decide(tree, VoteMode.LIKELIHOOD)[0] == A and tie_break(tree, VoteMode.LIKELIHOOD) == ""

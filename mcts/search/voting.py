@@ -14,7 +14,9 @@ an answer set is the sorted tuple of distinct value names.
   node first, then the next), the most visited wins; weight = visits of the top-level
   node. Ties by count, then by the lowest node id.
 - `VoteMode.LIKELIHOOD`: the set holding the branch the policy finds most likely: sum of
-  log P over the branch (`rules.path_log_prior`); weight = that log-probability.
+  log P over the branch (`rules.path_log_prior`); weight = that log-probability. Weights
+  within `LIKELIHOOD_TIE` of the best tie (run-to-run noise in the policy's scores); ties
+  by count, then by the lowest node id.
 - `VoteMode.LIKELIHOOD_PER_STEP`: the same with the mean log P per step
   (`rules.path_mean_log_prior`), so a branch that stops after fewer steps is not preferred
   for paying fewer log P terms.
@@ -92,6 +94,10 @@ def _visit_key(tree: Tree, node: Node) -> tuple[int, ...]:
 
 # The likelihood rules: a branch's log-probability under the policy, by mode.
 _LIKELIHOODS = {VoteMode.LIKELIHOOD: path_log_prior, VoteMode.LIKELIHOOD_PER_STEP: path_mean_log_prior}
+# Log-probabilities this close are a tie: the policy's scores of one option differ by about
+# 1e-6 between runs (cached and fresh forward passes), and two branches taking the same
+# steps must not be told apart by that noise.
+LIKELIHOOD_TIE = 1e-4
 
 # Per mode: the main figure (higher wins) and what breaks a tie on it, in words.
 _TIE_BREAKS = {
@@ -152,7 +158,15 @@ def _ranked(
         rows.sort(key=lambda r: (-r.best_mean_value, -r.count, min(r.node_ids)))
     else:
         rows.sort(key=lambda r: (-r.weight, -r.count, min(r.node_ids)))
+        if mode in _LIKELIHOODS and rows:
+            tied = [r for r in rows if _same_weight(r.weight, rows[0].weight)]
+            tied.sort(key=lambda r: (-r.count, min(r.node_ids)))
+            rows = tied + rows[len(tied) :]
     return rows, visit_keys
+
+
+def _same_weight(a: float, b: float) -> bool:
+    return a == b or abs(a - b) <= LIKELIHOOD_TIE
 
 
 def tally_votes(
@@ -172,7 +186,10 @@ def tie_break(tree: Tree, mode: VoteMode = VoteMode.PLURALITY, temperature: floa
     if len(rows) < 2:
         return ""
     top = _main_key(rows[0], mode, visit_keys)
-    tied = [r for r in rows if _main_key(r, mode, visit_keys) == top]
+    if mode in _LIKELIHOODS:
+        tied = [r for r in rows if _same_weight(r.weight, rows[0].weight)]
+    else:
+        tied = [r for r in rows if _main_key(r, mode, visit_keys) == top]
     if len(tied) < 2:
         return ""
     figure, rule = _TIE_BREAKS[mode]
