@@ -6,7 +6,9 @@ For each question the greedy path (`single`) answers better than the search meth
 stored trees of one eval run (no model run): whether any answering branch of the search tree
 returns the greedy answer (then an answer rule could have picked it), how deep the greedy
 path's answer lies and how deep the tree's answering branches go, and the tree's size. The
-table per question is followed by the counts.
+table per question is followed by the counts, the last two over every question: how many the
+greedy path answers (a non-empty result) and in how many of those the search tree holds
+that answer.
 """
 
 from __future__ import annotations
@@ -51,19 +53,33 @@ def compare(greedy: StoredRun, search: StoredRun) -> Loss:
     )
 
 
-def losses(runs: list[StoredRun], method: str) -> tuple[list[Loss], int, int]:
-    """(the questions the greedy path wins, how many the search wins, how many both finished)."""
+@dataclass(frozen=True)
+class Tally:
+    won: int  # questions the search answers better
+    total: int  # questions both finished
+    greedy_answered: int  # questions the greedy path answers (a non-empty result)
+    held: int  # of those, the search trees holding the greedy answer
+
+
+def losses(runs: list[StoredRun], method: str) -> tuple[list[Loss], Tally]:
+    """The questions the greedy path wins, and the counts over every question both finished."""
     by_method: dict[str, dict[str, StoredRun]] = {}
     for run in runs:
         by_method.setdefault(run.label.rsplit("/", 1)[-1], {})[run.question_id] = run
     greedy, search = by_method.get("single", {}), by_method.get(method, {})
     common = sorted(greedy.keys() & search.keys())
-    lost = [compare(greedy[q], search[q]) for q in common if greedy[q].f1 > search[q].f1 + 1e-9]
-    won = sum(search[q].f1 > greedy[q].f1 + 1e-9 for q in common)
-    return lost, won, len(common)
+    every = {q: compare(greedy[q], search[q]) for q in common}
+    lost = [every[q] for q in common if greedy[q].f1 > search[q].f1 + 1e-9]
+    answered = [x for x in every.values() if x.greedy_depth > 0]
+    return lost, Tally(
+        won=sum(search[q].f1 > greedy[q].f1 + 1e-9 for q in common),
+        total=len(common),
+        greedy_answered=len(answered),
+        held=sum(x.greedy_answer_in_tree for x in answered),
+    )
 
 
-def markdown(lost: list[Loss], won: int, total: int, method: str) -> str:
+def markdown(lost: list[Loss], tally: Tally, method: str) -> str:
     """Per question the greedy path wins (left out when there is none), then the counts."""
     lines: list[str] = []
     if lost:
@@ -80,9 +96,10 @@ def markdown(lost: list[Loss], won: int, total: int, method: str) -> str:
         lines.append("")
     held = sum(x.greedy_answer_in_tree for x in lost)
     lines += [
-        f"| questions (both finished) | {method} better | single better | greedy answer in the {method} tree |",
-        "|---:|---:|---:|---:|",
-        f"| {total} | {won} | {len(lost)} | {held} |",
+        f"| questions (both finished) | {method} better | single better | of those, greedy answer in the "
+        f"{method} tree | greedy path answers | greedy answer in the {method} tree |",
+        "|---:|---:|---:|---:|---:|---:|",
+        f"| {tally.total} | {tally.won} | {len(lost)} | {held} | {tally.greedy_answered} | {tally.held} |",
     ]
     return "\n".join(lines)
 
@@ -95,11 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--method", default="fast")
     args = parser.parse_args(argv)
     runs = load_runs([args.run], methods=["single", args.method])
-    lost, won, total = losses(runs, args.method)
-    if not total:
+    lost, tally = losses(runs, args.method)
+    if not tally.total:
         print(f"error: {args.run} has no question finished by both single and {args.method}", file=sys.stderr)
         return 2
-    print(markdown(lost, won, total, args.method))
+    print(markdown(lost, tally, args.method))
     return 0
 
 

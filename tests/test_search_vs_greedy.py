@@ -42,14 +42,18 @@ def test_a_loss_is_told_apart_by_whether_the_tree_holds_the_greedy_answer():
         _run("fast", "q2", held, 0.0),
         _run("single", "q3", _chain(WRONG, 2), 0.0),
         _run("fast", "q3", _chain(RIGHT, 2), 1.0),
+        _run("single", "q4", _chain((), 2), 0.0),  # the greedy path answers nothing
+        _run("fast", "q4", _chain(WRONG, 2), 0.0),
     ]
-    lost, won, total = losses(runs, "fast")
-    assert (won, total) == (1, 3)
+    lost, tally = losses(runs, "fast")
+    assert (tally.won, tally.total) == (1, 4)
     assert [(x.question_id, x.greedy_depth, x.deepest_answer, x.greedy_answer_in_tree) for x in lost] == [
         ("q1", 4, 2, False),
         ("q2", 3, 2, True),
     ]
-    assert markdown(lost, won, total, "fast").endswith("| 3 | 1 | 2 | 1 |")
+    # Over every question: the greedy path answers q1-q3; only q2's search tree holds that answer.
+    assert (tally.greedy_answered, tally.held) == (3, 1)
+    assert markdown(lost, tally, "fast").endswith("| 4 | 1 | 2 | 1 | 3 | 1 |")
 
 
 def test_a_run_without_the_greedy_path_is_a_clear_error(tmp_path, capsys):
