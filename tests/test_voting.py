@@ -178,7 +178,9 @@ def test_likelihoods_apart_by_float_noise_tie_and_more_votes_break_it():
     first.policy_score, second.policy_score, third.policy_score = -0.863916, -0.863917, -0.863917
     answer, _, voters, rows = decide(tree, VoteMode.LIKELIHOOD)
     assert answer == B and voters == (second.id, third.id)  # two votes beat one
-    assert tie_break(tree, VoteMode.LIKELIHOOD).startswith("2 answer sets tied on policy path log-probability")
+    assert tie_break(tree, VoteMode.LIKELIHOOD).startswith(
+        "2 answer sets tied on policy path log-probability"
+    )
     # A real difference in likelihood still decides.
     first.policy_score = -0.5
     assert decide(tree, VoteMode.LIKELIHOOD)[0] == A and tie_break(tree, VoteMode.LIKELIHOOD) == ""
