@@ -257,7 +257,10 @@ def _f1(question: str, kb_spec: str, result: SearchResult | None) -> float | Non
 
 def settings_line(s: Any) -> str:
     """The settings of a run in one line (the Compare tab, cached-run notes)."""
-    return (
+    line = (
         f"{s.method.value} · rounds {s.rounds} · k {s.k} · c {s.c:g} · α {s.alpha:g} · β {s.beta:g} · "
         f"depth {s.expected_depth}/{s.max_depth} · early stop {s.early_stop_terminals} · seed {s.seed}"
     )
+    if s.greedy_descent and s.method.value in ("fast", "classic", "constant"):
+        line += " · greedy path first"
+    return line

@@ -58,7 +58,10 @@ ABOUT_MD = """
 4. **Back up** r·decay(depth) along the path (decay = 1 − 0.1·(depth − 7) beyond depth 7).
 
 The search stops after the round budget or once enough terminal branches returned a non-empty answer; the
-final answer is a vote over those branches.
+final answer is a vote over those branches. The *small* preset (the CPU default) differs: its first rounds
+skip Select and walk the greedy path, one node deeper per round, so the tree holds the single path's answer;
+later rounds select by PUCT = W/N + c·P·√N_parent / (1 + N) with the policy's prior P, and the answer is
+the likeliest answering branch's.
 
 ### Run it yourself
 `python app.py` (offline, bundled SmolLM2-135M-Instruct and demo KB), or the CLI
