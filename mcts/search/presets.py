@@ -10,8 +10,8 @@
   16 demo questions (Fast MCTS F1 38.5 with the paper's UCT and vote -> 66.0; greedy path
   61.9; greedy-first measured 65.0, so it stays off), reported on dev questions it was not
   tuned on. Its rounds start by descending the greedy path (`greedy_descent`), so the tree
-  always holds the greedy path's answer: chosen on the 40 choose questions (no answer
-  changed) and the 40 demo questions (Fast MCTS 55.9 -> 61.8, the constant reward 56.8 ->
+  always holds the greedy path's answer: chosen on the 40 choose questions (the same F1 on
+  every question) and the 40 demo questions (Fast MCTS 55.9 -> 61.8, the constant reward 56.8 ->
   61.8, each now answering every demo question as the greedy path does).
 
 A preset fixes every search knob but the method, which stays the caller's choice.
