@@ -59,3 +59,20 @@ def test_every_answer_rule_is_scored_on_the_same_stored_tree() -> None:
     assert result.answer and rule_f1(run, VoteMode.PLURALITY) == 1.0
     table = answer_rules_markdown([run])
     assert all(m.value in table for m in VoteMode) and "| toy/fast | 1 |" in table
+
+
+def test_answer_rules_intersect_questions_within_a_folder_not_across_folders() -> None:
+    policy, scorer, tools = toy_world()
+    search, result = run_search(
+        QUESTION, SearchSettings(rounds=6, k=3), policy=policy, scorer=scorer, tools=tools
+    )
+    gold = tuple(GoldAnswer(name=n) for n in result.answer_names)
+
+    def run(label: str, question: str) -> StoredRun:
+        return StoredRun(label, question, gold, search.tree, search.settings, 1.0)
+
+    # Folder "dev": fast finished q1 and q2, constant only q1; folder "demo" holds other questions.
+    runs = [run("dev/fast", "q1"), run("dev/fast", "q2"), run("dev/constant", "q1"), run("demo/fast", "d1")]
+    table = answer_rules_markdown(runs)
+    assert "| dev/fast | 1 |" in table and "| dev/constant | 1 |" in table
+    assert "| demo/fast | 1 |" in table  # not emptied by the other folder's questions

@@ -97,6 +97,11 @@ def _fmt_ci(ci: tuple[float, float, float] | None, scale: float = 100.0, digits:
 ANSWER_RULES: tuple[VoteMode, ...] = tuple(VoteMode)
 
 
+def _folder(label: str) -> str:
+    """The eval folder of a "<dir name>/<method>" label."""
+    return label.rsplit("/", 1)[0]
+
+
 def rule_f1(run: StoredRun, mode: VoteMode) -> float:
     answer = decide(run.tree, mode, run.settings.temperature)[0]
     return f1_score(answer, run.gold)
@@ -112,11 +117,17 @@ def best_found_f1(run: StoredRun) -> float:
 def answer_rules_markdown(runs: Sequence[StoredRun], rules: Sequence[VoteMode] = ANSWER_RULES) -> str:
     """One row per run label: F1 of every answer rule on the same trees, with 95% CIs.
 
-    Only questions every label finished count, so rows compare like with like.
+    Within one eval folder only the questions every method finished count, so its rows
+    compare like with like; folders are not intersected with each other, since they may
+    hold different question sets (the `n` column says how many each row has).
     """
     labels = sorted({r.label for r in runs})
-    common = set.intersection(*({r.question_id for r in runs if r.label == label} for label in labels))
-    runs = [r for r in runs if r.question_id in common]
+    common: dict[str, set[str]] = {}
+    for label in labels:
+        folder = _folder(label)
+        done = {r.question_id for r in runs if r.label == label}
+        common[folder] = common[folder] & done if folder in common else done
+    runs = [r for r in runs if r.question_id in common[_folder(r.label)]]
     head = "| runs | n | " + " | ".join(m.value for m in rules) + " | best found (oracle) |"
     lines = [head, "|---|---:|" + "---:|" * (len(rules) + 1)]
     for label in labels:
