@@ -69,3 +69,28 @@ def test_closing_the_pump_cancels_the_search() -> None:
             break
     stream.close()
     assert search.cancelled
+
+
+def test_two_loads_of_a_trace_racing_on_one_session_leave_one_copy_of_its_events() -> None:
+    import threading
+
+    from mcts.search.trace import load_trace
+    from ui.config import TRACES_DIR
+    from ui.session import Session
+    from ui.traces import open_trace
+
+    trace = load_trace(TRACES_DIR / "fast-obama.json")
+    session = Session()
+    # The interleaving that doubled the replay's rounds: both loads reset, then both fill.
+    session.reset()
+    session.reset()
+    session.load_events(trace.events)
+    session.load_events(trace.events)
+    assert replay_rounds(session.events) == trace.result.rounds
+    # And as the app runs them: concurrent handlers on the same session object.
+    threads = [threading.Thread(target=open_trace, args=(session, trace, None)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(session.events) == len(trace.events)

@@ -65,6 +65,14 @@ class Session:
             elif isinstance(event, RoundFinished):
                 self.best_node = event.best_node_id
 
+    def load_events(self, events: Iterable[Event]) -> None:
+        """A loaded trace's whole event list, replacing the one held: built apart and put in
+        place by assignment, so two loads racing on one session (the example dropdown can
+        fire twice; cheap handlers run concurrently) leave one copy of the events, not both."""
+        fresh = Session()
+        fresh.absorb(events)
+        self.events, self.selected_path, self.best_node = fresh.events, fresh.selected_path, fresh.best_node
+
     def best_path(self) -> list[int] | None:
         """Root .. the best node: the result's best branch by value, else the live principal leaf."""
         if self.tree is None:

@@ -54,7 +54,7 @@ def open_trace(session: Session, trace: Trace, path: str | None) -> None:
     session.settings, session.meta, session.ig_prompt = trace.settings, trace.meta, trace.ig_prompt
     session.rules = frozenset(CleaningRule(r) for r in trace.cleaning_rules)
     session.result, session.trace_path = trace.result, path
-    session.absorb(trace.events)
+    session.load_events(trace.events)
 
 
 def form_of(trace: Trace) -> dict[str, Any]:
