@@ -116,3 +116,20 @@ def test_editing_the_form_back_by_hand_hides_the_notice_and_never_shows_a_hidden
     assert back["form_note_box"]["visible"] is False
     edited = refresh(Session(), form_of(preset_settings("small", "beam")))
     assert "Beam search by IG" in edited["form_note"] and "form_note_box" not in edited
+
+
+def test_the_settings_line_says_when_the_greedy_path_comes_first() -> None:
+    from ui.render import settings_line
+
+    assert settings_line(preset_settings("small", "fast")).endswith(" · greedy path first")
+    assert settings_line(preset_settings("small", "constant")).endswith(" · greedy path first")
+    # Not where it does nothing (single path, vote, beam) or where it is off.
+    assert "greedy path first" not in settings_line(preset_settings("small", "single"))
+    assert "greedy path first" not in settings_line(preset_settings("small", "beam"))
+    assert "greedy path first" not in settings_line(preset_settings("paper", "fast"))
+
+
+def test_the_about_text_says_what_the_small_presets_rounds_do() -> None:
+    from ui.theme import ABOUT_MD
+
+    assert "walk the greedy path" in ABOUT_MD and "PUCT" in ABOUT_MD
