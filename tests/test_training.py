@@ -205,9 +205,12 @@ def test_retriever_study_scores_held_out_choices_by_faithfulness_and_family(
     from mcts.training.retriever import RetrieverConfig, choices_of
     from mcts.training.retriever_study import RECIPES, SHIPPED, ZERO_SHOT, held_out_choices, study_markdown
 
-    # A blend that scales the learned term to nothing is the zero-shot embedder again.
+    # A blend that scales the learned term to nothing is the zero-shot embedder again, and so
+    # is a gate that never opens; one that always opens is the adapter itself.
     monkeypatch.setitem(retriever_study.BLENDS, "learned term dropped", (SHIPPED, 0.0))
-    blends = list(retriever_study.BLENDS)
+    monkeypatch.setitem(retriever_study.GATES, "gate shut", (SHIPPED, lambda seen, near: False))
+    monkeypatch.setitem(retriever_study.GATES, "gate open", (SHIPPED, lambda seen, near: near > -2))
+    blends = [*retriever_study.BLENDS, *retriever_study.GATES]
 
     records = read_jsonl(fbqa_dir / "dev.jsonl")[:8]
     ids = [r["id"] for r in records]
@@ -235,6 +238,21 @@ def test_retriever_study_scores_held_out_choices_by_faithfulness_and_family(
     assert [c.right for c in zero] == expected
     dropped = [c for c in got if c.recipe == "learned term dropped" and c.where == "choose"]
     assert [c.right for c in dropped if c.seed == 0] == expected
+    shut = [c for c in got if c.recipe == "gate shut" and c.where == "choose"]
+    assert [c.right for c in shut if c.seed == 0] == expected
+
+    def rights(recipe: str) -> list[bool]:
+        return [c.right for c in got if c.recipe == recipe]
+
+    assert rights("gate open") == rights(SHIPPED)
+    # The true family gate is the adapter on seen families and the embedder on the others.
+    true_gate = next(g for g in retriever_study.GATES if "true family" in g)
+    for gated, adapter in zip(
+        [c for c in got if c.recipe == true_gate], [c for c in got if c.recipe == SHIPPED], strict=True
+    ):
+        assert gated.question_id == adapter.question_id
+        if gated.family_seen:
+            assert gated.right == adapter.right
 
     table = study_markdown(got).splitlines()
     assert len(table) == 2 + 1 + len(RECIPES) + len(blends)

@@ -19,7 +19,11 @@ beside the zero-shot embedder:
 - without paths marked coincidental (`path_matches_gold_relations` false: the gold query's
   relations are not what the question says, so its relation choice teaches the subset);
 - the shipped retrievers with their learned term halved (`BLENDS`: half way back to the
-  zero-shot embedder, no new training).
+  zero-shot embedder, no new training);
+- the shipped retrievers used only where a gate says the question's family is in training,
+  the zero-shot embedder elsewhere (`GATES`, no new training): the true family (a bound no
+  user's question can reach, its id names no family), and a gate an agent could run, the
+  nearest training question's cosine (MiniLM) above 0.5 (chosen on the train folds).
 
     python -m mcts trajectories --kb ../shared/data/fbqa/kb.nt.gz --questions ../shared/data/fbqa/dev.jsonl --out runs/traj/dev.jsonl
     python -m mcts.training.retriever_study --trajectories runs/traj/dev.jsonl --questions ../shared/data/fbqa/dev.jsonl
@@ -45,6 +49,16 @@ RECIPES: dict[str, Callable[[dict[str, Any]], bool]] = {
 # A recipe's retrievers scored with their learned term scaled down (a blend with the
 # zero-shot embedder, whose score is the cosine alone): name -> (recipe, scale).
 BLENDS: dict[str, tuple[str, float]] = {"every train path, learned term halved": (SHIPPED, 0.5)}
+# A recipe's retrievers where a gate, reading (family seen, the nearest training question's
+# cosine), says the question has a family member in training; the zero-shot embedder
+# elsewhere, where the adapter's memory misleads: name -> (recipe, gate).
+NEAR_QUESTION = 0.5
+GATES: dict[str, tuple[str, Callable[[bool, float], bool]]] = {
+    "every train path where the family is in training (true family), zero-shot elsewhere": (
+        SHIPPED, lambda seen, near: seen),
+    f"every train path where a train question is near (cosine > {NEAR_QUESTION}), zero-shot elsewhere": (
+        SHIPPED, lambda seen, near: near > NEAR_QUESTION),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,8 @@ def held_out_choices(
 ) -> list[HeldOutChoice]:
     """Every held-out relation choice, scored zero-shot and by each recipe and seed (the
     shipped `RetrieverConfig` unless `config` says otherwise)."""
+    import torch
+
     from kb.relation_ranker import default_ranker
     from mcts.evaluation.facets import family_of
     from mcts.training.option_states import fold_of
@@ -150,7 +166,9 @@ def held_out_choices(
                  for qid in owners]  # fmt: skip
 
         zero_u = test.q.new_zeros((test.q.shape[1], 1))
-        out += _scored(ZERO_SHOT, 0, where, facts, test.ranks(zero_u, zero_u))
+        zero_ranks = test.ranks(zero_u, zero_u)
+        out += _scored(ZERO_SHOT, 0, where, facts, zero_ranks)
+        near = _nearest_question(owners, trained_on, by_id, ranker)
         for recipe, keep in RECIPES.items():
             kept = {i for i in trained_on if keep(by_id[i])}
             train_choices = [c for _, c in _choices_with_owners(trajectories, kept)]
@@ -163,7 +181,26 @@ def held_out_choices(
                 for blend, (base, scale) in BLENDS.items():
                     if base == recipe:
                         out += _scored(blend, seed, where, facts, test.ranks(u * scale, v))
+                for gated, (base, gate) in GATES.items():
+                    if base == recipe:
+                        use = torch.tensor(
+                            [gate(seen, n) for (_, _, seen), n in zip(facts, near, strict=True)]
+                        )
+                        out += _scored(
+                            gated, seed, where, facts, torch.where(use, test.ranks(u, v), zero_ranks)
+                        )
     return out
+
+
+def _nearest_question(owners: Sequence[str], trained_on: set[str], by_id: dict[str, dict[str, Any]],
+                      ranker: Any) -> list[float]:  # fmt: skip
+    """Per held-out choice, the cosine of its question with the nearest training question."""
+    import numpy as np
+
+    trained = sorted(trained_on)
+    known = np.asarray(ranker.encode([by_id[i]["question"] for i in trained], persist=False))
+    asked = np.asarray(ranker.encode([by_id[i]["question"] for i in owners], persist=False))
+    return (asked @ known.T).max(axis=1).tolist()
 
 
 def study_markdown(choices: Sequence[HeldOutChoice]) -> str:
