@@ -117,7 +117,7 @@ def top1_table(trajectories: Sequence[dict], records: Sequence[dict], split: dic
     import numpy as np
 
     from kb.relation_ranker import default_ranker
-    from mcts.training.retriever import choices_of
+    from mcts.training.retriever_study import _choices_with_owners
 
     ranker = default_ranker()
     by_id = {str(r["id"]): r for r in records}
@@ -129,8 +129,7 @@ def top1_table(trajectories: Sequence[dict], records: Sequence[dict], split: dic
                     ("faithful", part, lambda i: faithful.get(i) is True),
                     ("faithful one-hop", part, lambda i: faithful.get(i) is True and hops.get(i) == 1),
                     ("not faithful", part, lambda i: faithful.get(i) is False)]  # fmt: skip
-    owned = {part: [(t["id"], c) for t in trajectories if t["id"] in set(split[part]) for c in choices_of([t])]
-             for part in ("train", "choose")}  # fmt: skip
+    owned = {part: _choices_with_owners(trajectories, set(split[part])) for part in ("train", "choose")}
     header = ["relation text"] + [f"{label} (n={sum(keep(i) for i, _ in owned[part])})"
                                   for label, part, keep in columns]  # fmt: skip
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * len(columns)]

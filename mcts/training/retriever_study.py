@@ -177,7 +177,8 @@ def held_out_choices(
             train = _Encoded(train_choices, ranker)
             for seed in seeds:
                 u, v = _fit(train, pick_epoch_on[recipe], replace(config, seed=seed))
-                out += _scored(recipe, seed, where, facts, test.ranks(u, v))
+                ranks = test.ranks(u, v)
+                out += _scored(recipe, seed, where, facts, ranks)
                 for blend, (base, scale) in BLENDS.items():
                     if base == recipe:
                         out += _scored(blend, seed, where, facts, test.ranks(u * scale, v))
@@ -186,9 +187,7 @@ def held_out_choices(
                         use = torch.tensor(
                             [gate(seen, n) for (_, _, seen), n in zip(facts, near, strict=True)]
                         )
-                        out += _scored(
-                            gated, seed, where, facts, torch.where(use, test.ranks(u, v), zero_ranks)
-                        )
+                        out += _scored(gated, seed, where, facts, torch.where(use, ranks, zero_ranks))
     return out
 
 
