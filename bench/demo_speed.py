@@ -20,7 +20,7 @@ What it does, with the models loaded and warmed first (one search run and discar
 
 Last line: RESULT wall_ratio=<x> policy_ratio=<y> first_child_s=<packed median> greedy_same=<a>/<b>
 
-Usage: .venv/bin/python bench/demo_speed.py [--question-id demo:001] [--method fast]
+Usage: python -m bench.demo_speed [--question-id demo:001] [--method fast]
        [--rounds 6] [--k 3] [--max-depth 5] [--repeats 2] [--greedy-questions 10] [--profile]
 """
 
@@ -33,13 +33,10 @@ import json
 import pstats
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTIONS = REPO / "examples" / "questions.jsonl"

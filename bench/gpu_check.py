@@ -14,22 +14,18 @@ Without CUDA it says so and exits with status 0. Runs well under 3 minutes on on
 
 Last line:  RESULT nodes_per_s_naive=<a> nodes_per_s_fast=<b> speedup=<x> max_abs_delta_r=<y>
 
-Usage: python bench/gpu_check.py [--repeats 5] [--siblings 5] [--tokens 400]
+Usage: python -m bench.gpu_check [--repeats 5] [--siblings 5] [--tokens 400]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mcts.agents.scorer import NodeNLL, TokenizedNode, ig_reward_from_logs, naive_nlls, one_pass_nlls  # noqa: E402
+from mcts.agents.scorer import NodeNLL, TokenizedNode, ig_reward_from_logs, naive_nlls, one_pass_nlls
 
 LLAMA_31_8B = dict(
     hidden_size=4096,

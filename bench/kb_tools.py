@@ -20,7 +20,7 @@ Both endpoints hold the subset's names in `RemoteKB`'s name index (a small endpo
 SearchNodes is the same index search plus nothing over HTTP once it is read. Targets (embedded): SearchNodes < 2 ms,
 SearchGraphPatterns < 20 ms, simple ExecuteSPARQL < 5 ms.
 
-Usage: .venv/bin/python bench/kb_tools.py [--questions 40] [--repeats 3]
+Usage: python -m bench.kb_tools [--questions 40] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "fbqa"
-sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 

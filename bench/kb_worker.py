@@ -17,7 +17,7 @@ Prints ratios; the last line is
     RESULT worker_ms=<median> inproc_ms=<median> worker_over_thread=<ratio> worker_over_inproc=<ratio>
            ... after_stop_spare_s=<s> after_stop_reload_s=<s>
 
-Usage: .venv/bin/python bench/kb_worker.py [--repeats 200]
+Usage: python -m bench.kb_worker [--repeats 200]
 """
 
 from __future__ import annotations
@@ -27,14 +27,12 @@ import contextlib
 import gzip
 import json
 import statistics
-import sys
 import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "fbqa"
-sys.path.insert(0, str(REPO))
 
 
 def _queries(limit: int) -> list[str]:

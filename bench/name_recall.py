@@ -17,7 +17,7 @@ Prints a table; the last line is
 
     RESULT <store>_r1=<%> <store>_r10=<%> ... (typed spans), then typo_<store>_r10=<%>
 
-Usage: .venv/bin/python bench/name_recall.py [--questions 408]
+Usage: python -m bench.name_recall [--questions 408]
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "fbqa"
-sys.path.insert(0, str(REPO))
 
 
 def question_span(question: str, name: str) -> str:

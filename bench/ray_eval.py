@@ -11,7 +11,7 @@ point is that the same command scales out. The last line is
 
     RESULT ray_over_inprocess_wall=<x> ray_eval_only_over_inprocess_eval_only=<y> worker_load_s=<a,b>
 
-Usage: .venv/bin/python bench/ray_eval.py [--questions 8] [--methods single,fast] [--workers 2]
+Usage: python -m bench.ray_eval [--questions 8] [--methods single,fast] [--workers 2]
        [--rounds 3] [--k 2] [--max-depth 3] [--early-stop-terminals 2] [--seed 0] [--threads 2]
 """
 
@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 

@@ -19,7 +19,7 @@ RSS just before it (model already loaded), i.e. the scoring's own working memory
 
 Last line:  RESULT speedup=<x> max_abs_delta_r=<y> peak_mb_naive=<a> peak_mb_fast=<b>
 
-Usage: .venv/bin/python bench/scorer.py [--repeats 3] [--threads N]
+Usage: python -m bench.scorer [--repeats 3] [--threads N]
 """
 
 from __future__ import annotations
@@ -36,19 +36,18 @@ import threading
 import time
 from pathlib import Path
 
+from kb.actions import Action
+from kb.observation import Observation
+from mcts.agents.models import LoadedModel
+from mcts.agents.scorer import IGScorer
+from mcts.search.cleaning import clean_history
+from mcts.search.protocols import Usage
+from mcts.search.steps import Step
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "fbqa"
-sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-
-from kb.actions import Action  # noqa: E402
-from kb.observation import Observation  # noqa: E402
-from mcts.agents.models import LoadedModel  # noqa: E402
-from mcts.agents.scorer import IGScorer  # noqa: E402
-from mcts.search.cleaning import clean_history  # noqa: E402
-from mcts.search.protocols import Usage  # noqa: E402
-from mcts.search.steps import Step  # noqa: E402
 
 ALPHA, BETA = 2.0, 10.0  # paper defaults
 _IRI = re.compile(r"<http://rdf\.freebase\.com/ns/([^>]+)>")

@@ -13,7 +13,7 @@ time <= 0.6 and Fast/vote time <= 1.2. The last line is
 
 with wall-time ratios.
 
-Usage: .venv/bin/python bench/search_cost.py [--questions 3] [--rounds 12] [--k 5] [--seed 0]
+Usage: python -m bench.search_cost [--questions 3] [--rounds 12] [--k 5] [--seed 0]
        [--max-depth 10] [--early-stop-terminals 5] [--vote-samples 5] [--kb demo]
 """
 
@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 

@@ -4,21 +4,17 @@ Target (issue 5): < 150 ms and < 500 KB at 500 nodes. Build = layout + Plotly
 figure + JSON (what Gradio sends per streamed update). The fastest of several
 builds (the least disturbed by other processes on a shared machine), wall clock and
 this process's CPU time side by side.
-Usage: python bench/viz.py [--repeat 5]
+Usage: python -m bench.viz [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.synthetic_tree import synthetic_tree  # noqa: E402
-from viz.figure import build_figure  # noqa: E402
-from viz.layout import layout_tree  # noqa: E402
+from tests.synthetic_tree import synthetic_tree
+from viz.figure import build_figure
+from viz.layout import layout_tree
 
 
 def measure(n_nodes: int, repeat: int) -> tuple[float, float, float, float, float]:

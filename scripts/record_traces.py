@@ -17,10 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from mcts.agents.fingerprint import agent_code_fingerprint
 
-from mcts.agents.fingerprint import agent_code_fingerprint  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 MANIFEST = ROOT / "examples" / "traces" / "manifest.json"
 

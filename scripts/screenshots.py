@@ -186,7 +186,6 @@ def main(argv: list[str] | None = None) -> int:
     if not CHROMIUM.exists():
         print("chromium not found at /usr/bin/chromium: run `make browser-deps`", file=sys.stderr)
         return 2
-    sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -27,10 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from mcts.evaluation.report import (  # noqa: E402  (the repo root is put on the path first)
+from mcts.evaluation.report import (
     ReportInputError,
     breakdown,
     check_finished,
@@ -40,8 +37,10 @@ from mcts.evaluation.report import (  # noqa: E402  (the repo root is put on the
     report_markdown,
     source_files,
 )
-from mcts.evaluation.runner import EvalRow  # noqa: E402
-from ui.labels import method_label  # noqa: E402  (the app's names of the methods)
+from mcts.evaluation.runner import EvalRow
+from ui.labels import method_label
+
+ROOT = Path(__file__).resolve().parents[1]
 
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 RANKER = ROOT / "models" / "relation_retriever" / "option_ranker.json"

@@ -55,7 +55,7 @@ class RetrieverConfig:
     seed: int = 0
     # The learned term is saved times this (1: as trained; 0: the zero-shot embedder). The
     # epoch is still chosen on the full adapter; a blend trades top-1 on the families the
-    # train questions hold for top-1 on the others (`mcts.training.retriever_study`).
+    # train questions hold for top-1 on the others (`studies.retriever_study`).
     learned_term_scale: float = 1.0
 
 
