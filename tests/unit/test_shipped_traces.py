@@ -66,5 +66,14 @@ def test_fingerprint_ignores_formatting_but_not_substance(tmp_path: Path) -> Non
     base = agent_code_fingerprint(tmp_path)
     (tmp_path / fingerprint.FINGERPRINTED[0]).write_text("# a comment\nx  =  1\n")
     assert agent_code_fingerprint(tmp_path) == base
+    # A docstring says why; a reworded one does not change what a run records.
+    (tmp_path / fingerprint.FINGERPRINTED[0]).write_text(
+        '"""Module."""\n\ndef f():\n    """Why."""\n    return 1\nx = 1\n'
+    )
+    with_docs = agent_code_fingerprint(tmp_path)
+    (tmp_path / fingerprint.FINGERPRINTED[0]).write_text(
+        '"""Other."""\n\ndef f():\n    """Other why."""\n    return 1\nx = 1\n'
+    )
+    assert agent_code_fingerprint(tmp_path) == with_docs
     (tmp_path / fingerprint.FINGERPRINTED[0]).write_text("x = 2\n")
     assert agent_code_fingerprint(tmp_path) != base
