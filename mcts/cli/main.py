@@ -1,9 +1,7 @@
 """Command line: `python -m mcts run ...` answers one question; `python -m mcts replay TRACE`
-prints a saved run's tree. `eval` / `analyze-ranking` come from `mcts.cli.eval_commands`.
-
-`study answers|ranking DIR...` judges the trees an `eval --out DIR` saved, with no new
-search: every answer rule's F1, or how IG variants, the policy prior and a seeded random
-order rank siblings against their true values (95% bootstrap intervals over questions).
+prints a saved run's tree. `eval` / `analyze-ranking` come from `mcts.cli.eval_commands`,
+`trajectories` / `train-policy` / `split` from `mcts.cli.train_commands`, and `study ...`
+(analyses of finished eval runs, no new search) from `mcts.cli.study_commands`.
 
 `run` prints the model defaults, one line per round (nodes, terminals, the principal
 branch and its reward), then the answer, its SPARQL, the vote table and the cost; with
@@ -64,28 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("trace")
     replay.set_defaults(func=cmd_replay)
 
-    study = sub.add_parser(
-        "study", help="judge stored trees (no new search): every answer rule's F1, or sibling rankers"
-    )
-    study.add_argument("what", choices=["answers", "ranking"], help="answer rules, or sibling ranking")
-    study.add_argument("runs", nargs="+", help="eval output directories (results*.jsonl + traces/)")
-    study.add_argument("--methods", default=None, help="comma separated methods to include (default: all)")
-    study.add_argument(
-        "--ig-variants",
-        default="paper,question,question_clipped",
-        help="ranking: IG variants to re-score every sibling group with",
-    )
-    study.add_argument("--scorer-model", default=None, help="ranking: IG scorer model (env SCORER_MODEL)")
-    study.add_argument("--no-ig", action="store_true", help="ranking: skip IG re-scoring (no model)")
-    study.add_argument("--seed", type=int, default=0, help="random ranker and bootstrap seed")
-    study.set_defaults(func=cmd_study)
-
     from mcts.cli import eval_commands
 
     eval_commands.register(sub)
     from mcts.cli import train_commands
 
     train_commands.register(sub)
+    from mcts.cli import study_commands
+
+    study_commands.register(sub)
     return parser
 
 
@@ -222,28 +207,6 @@ def print_result(search: Any, trace_path: str | None) -> None:
 
 def _node_ref(node_id: int | None) -> str:
     return "-" if node_id is None else f"#{node_id}"
-
-
-def cmd_study(args: argparse.Namespace) -> int:
-    from mcts.evaluation.study import answer_rules_markdown, load_runs, ranking_study, ranking_study_markdown
-
-    methods = [m.strip() for m in args.methods.split(",")] if args.methods else None
-    runs = load_runs(args.runs, methods)
-    if not runs:
-        return _err(f"no finished runs with traces in {', '.join(args.runs)}")
-    if args.what == "answers":
-        print(answer_rules_markdown(runs))
-        return 0
-    scorer = None
-    if not args.no_ig:
-        from mcts.agents.models import load_model, resolve_model_names
-        from mcts.agents.scorer import IGScorer
-
-        scorer = IGScorer(load_model(resolve_model_names(None, args.scorer_model)[1]))
-    variants = [v.strip() for v in args.ig_variants.split(",") if v.strip()]
-    rows = ranking_study(runs, scorer, variants, seed=args.seed, progress=lambda m: print(m, file=sys.stderr))
-    print(ranking_study_markdown(rows, seed=args.seed))
-    return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -1,16 +1,17 @@
-"""scripts/search_vs_greedy.py: whether a search tree holds the greedy path's answer, on
-hand-built trees (the script reads nothing else of a run)."""
+"""`python -m mcts study vs-greedy`: whether a search tree holds the greedy path's answer, on
+hand-built trees (the study reads nothing else of a run)."""
 
 from __future__ import annotations
 
 from kb.actions import Action
 from kb.observation import Observation, Value
+from mcts.cli.main import main
 from mcts.evaluation.metrics import GoldAnswer
+from mcts.evaluation.studies.vs_greedy import losses, markdown
 from mcts.evaluation.study import StoredRun
 from mcts.search.settings import SearchSettings
 from mcts.search.steps import Step
 from mcts.search.tree import ROOT_ID, Tree
-from scripts.search_vs_greedy import losses, main, markdown
 
 STEP = Step(thought="", action=Action("Done"), observation=Observation(text="Done."))
 RIGHT = (Value("Alpha", "m.a"),)
@@ -57,5 +58,5 @@ def test_a_loss_is_told_apart_by_whether_the_tree_holds_the_greedy_answer():
 
 
 def test_a_run_without_the_greedy_path_is_a_clear_error(tmp_path, capsys):
-    assert main([str(tmp_path)]) == 2
+    assert main(["study", "vs-greedy", str(tmp_path)]) == 2
     assert "no question finished by both" in capsys.readouterr().err

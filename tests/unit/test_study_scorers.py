@@ -1,4 +1,5 @@
-"""The scorer study (scripts/scorer_study.py) and the app's words about it (ui.ig_evidence):
+"""The scorer study (`python -m mcts study scorers`, mcts.evaluation.studies) and the app's
+words about it (ui.ig_evidence):
 the choice by pooled F1, the answers that differ from the constant reward's, the refusal of
 unfinished runs, and a verdict that says when IG did not beat the constant reward."""
 
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from mcts.cli.main import main
 from mcts.evaluation.runner import EvalRow, run_eval
-from scripts import scorer_study
+from mcts.evaluation.studies import scorer_cells, scorers
 from tests.unit.test_evaluate import SETTINGS, _questions, _worlds
 from ui.ig_evidence import evidence_markdown
 
@@ -60,10 +62,10 @@ def _study(tmp_path: Path) -> Path:
 
 
 def test_the_study_chooses_by_pooled_f1_and_counts_answers_unlike_the_constant_reward(tmp_path: Path):
-    cells = scorer_study.read_cells(_study(tmp_path))
-    assert scorer_study.pooled(cells, "smollm-question", scorer_study.CHOICE_SETS) == 1.0
-    assert scorer_study.pooled(cells, "smollm-paper", scorer_study.CHOICE_SETS) == 0.75
-    assert scorer_study.chosen_scorer(cells) == "smollm-question"
+    cells = scorer_cells.read_cells(_study(tmp_path))
+    assert scorers.pooled(cells, "smollm-question", scorer_cells.CHOICE_SETS) == 1.0
+    assert scorers.pooled(cells, "smollm-paper", scorer_cells.CHOICE_SETS) == 0.75
+    assert scorers.chosen_scorer(cells) == "smollm-question"
     assert cells["choose"]["smollm-paper"].differ == 1  # question 1: right where constant was wrong
     assert cells["demo"]["smollm-question"].differ == 0
     assert cells["choose"]["constant"].seconds == 2.0
@@ -75,13 +77,13 @@ def test_a_tie_goes_to_the_shipped_scorer(tmp_path: Path):
         for path in (root / f"{name}-smollm-question").iterdir():
             path.unlink()
         (root / f"{name}-smollm-question").rmdir()
-    assert scorer_study.chosen_scorer(scorer_study.read_cells(root)) == scorer_study.SHIPPED
+    assert scorers.chosen_scorer(scorer_cells.read_cells(root)) == scorer_cells.SHIPPED
 
 
 def test_the_printed_tables_and_the_apps_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     root = _study(tmp_path)
     out = tmp_path / "evidence.json"
-    assert scorer_study.main([str(root), "--json", str(out)]) == 0
+    assert main(["study", "scorers", str(root), "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     assert (
         "| **SmolLM2-135M (bundled), IG on the question** (chosen) `smollm-question` | 100.00 | 1 of 2 |"
@@ -97,12 +99,12 @@ def test_the_printed_tables_and_the_apps_figures(tmp_path: Path, capsys: pytest.
     assert "was SmolLM2-135M (bundled), IG on the question: dev choose 100.0" in words
 
 
-def test_the_study_refuses_an_unfinished_run(tmp_path: Path):
+def test_the_study_refuses_an_unfinished_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     root = _study(tmp_path)
     manifest = {"questions": ["choose:0", "choose:1", "choose:2"], "methods": ["constant"]}
     (root / "choose-constant" / "results.manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(SystemExit, match="unfinished"):
-        scorer_study.main([str(root)])
+    assert main(["study", "scorers", str(root)]) == 2
+    assert "unfinished" in capsys.readouterr().err
 
 
 def test_a_real_run_of_several_methods_counts_as_one_set(tmp_path: Path):
@@ -114,8 +116,8 @@ def test_a_real_run_of_several_methods_counts_as_one_set(tmp_path: Path):
     qs = load_questions(_questions(tmp_path, 2), split=split)
     out = tmp_path / "scorers" / "test"
     run_eval(qs, [Method.SINGLE, Method.FAST, Method.CONSTANT], _worlds()[0], SETTINGS, out, progress=False)
-    cells = scorer_study.read_cells(tmp_path / "scorers")
-    assert set(cells["test"]) == {"single", scorer_study.SHIPPED, "constant"}
+    cells = scorer_cells.read_cells(tmp_path / "scorers")
+    assert set(cells["test"]) == {"single", scorer_cells.SHIPPED, "constant"}
     assert all(c.n == 2 for c in cells["test"].values())
 
 
@@ -154,9 +156,9 @@ def test_a_scorer_that_changes_no_answer_is_the_constant_reward_and_is_not_chose
             for i, f in enumerate(f1s)
         ]
         _write(root / f"{name}-aaa-saturated", rows)
-    cells = scorer_study.read_cells(root)
-    assert not scorer_study.steers(cells, "aaa-saturated") and scorer_study.steers(cells, "gemma-question")
-    assert scorer_study.chosen_scorer(cells) == "smollm-question"
+    cells = scorer_cells.read_cells(root)
+    assert not scorers.steers(cells, "aaa-saturated") and scorers.steers(cells, "gemma-question")
+    assert scorers.chosen_scorer(cells) == "smollm-question"
 
 
 def test_the_app_names_a_better_measured_scorer_than_the_one_it_runs():
@@ -181,7 +183,7 @@ def test_the_docs_block_keeps_the_two_printed_tables_apart(tmp_path: Path):
 
     root = _study(tmp_path)
     _write(root / "test-constant", [_row("test:0", "constant", 1.0, "right")])
-    doc = f"<!-- output: python scripts/scorer_study.py {root} -->\nold\n<!-- /output -->\n"
+    doc = f"<!-- output: python -m mcts study scorers {root} -->\nold\n<!-- /output -->\n"
     body = update_results_doc.replace_outputs(doc).split("\n")[1:-2]
     assert "" in body, "the choice table and the report table must stay two markdown tables"
     gap = body.index("")
@@ -196,7 +198,7 @@ def test_a_study_grows_with_kept_cells_and_its_file_prints_the_same_tables(
 
     root = _study(tmp_path)
     first = tmp_path / "first.json"
-    assert scorer_study.main([str(root), "--json", str(first)]) == 0
+    assert main(["study", "scorers", str(root), "--json", str(first)]) == 0
     whole = capsys.readouterr().out
     # a later sitting holds only some scorers' runs; the rest are kept from the first study file
     for name in ("choose", "demo"):
@@ -204,31 +206,31 @@ def test_a_study_grows_with_kept_cells_and_its_file_prints_the_same_tables(
             path.unlink()
         (root / f"{name}-gemma-question").rmdir()
     grown = tmp_path / "grown.json"
-    assert scorer_study.main([str(root), "--keep", str(first), "--json", str(grown)]) == 0
+    assert main(["study", "scorers", str(root), "--keep", str(first), "--json", str(grown)]) == 0
     assert capsys.readouterr().out == whole
     data = json.loads(grown.read_text())
     assert data["sets"]["demo"]["scorers"]["gemma-question"]["f1"] == 1.0  # every scorer is written
     assert "--keep" in data["written_by"]
-    assert scorer_study.main(["--from-json", str(grown)]) == 0
+    assert main(["study", "scorers", "--from-json", str(grown)]) == 0
     assert capsys.readouterr().out == whole
     # figures from other agent code are never mixed in
     stale = json.loads(first.read_text()) | {"agent_code_fingerprint": "other"}
     (tmp_path / "stale.json").write_text(json.dumps(stale))
     assert agent_code_fingerprint() != "other"
-    with pytest.raises(SystemExit, match="other agent code|measured with agent code"):
-        scorer_study.main([str(root), "--keep", str(tmp_path / "stale.json")])
+    assert main(["study", "scorers", str(root), "--keep", str(tmp_path / "stale.json")]) == 2
+    assert "measured with agent code" in capsys.readouterr().err
 
 
 def test_the_shipped_study_file_prints_its_tables_and_names_its_choice(capsys: pytest.CaptureFixture[str]):
     from ui.ig_evidence import EVIDENCE_FILE
 
-    assert scorer_study.main(["--from-json", str(EVIDENCE_FILE)]) == 0
+    assert main(["study", "scorers", "--from-json", str(EVIDENCE_FILE)]) == 0
     printed = capsys.readouterr().out
     data = json.loads(EVIDENCE_FILE.read_text())
     assert f"(chosen) `{data['chosen']}`" in printed
-    assert set(data["sets"]) == set(scorer_study.SETS)
-    with pytest.raises(SystemExit, match="takes no runs"):
-        scorer_study.main(["--from-json", str(EVIDENCE_FILE), "--json", "x.json"])
+    assert set(data["sets"]) == set(scorer_cells.SETS)
+    assert main(["study", "scorers", "--from-json", str(EVIDENCE_FILE), "--json", "x.json"]) == 2
+    assert "takes no runs" in capsys.readouterr().err
 
 
 def test_the_verdict_is_over_every_question_and_names_a_mixed_record():
@@ -247,3 +249,27 @@ def test_the_verdict_is_over_every_question_and_names_a_mixed_record():
     )
     assert "over all 50 questions of these sets IG scored 48.0 F1 and the constant reward 44.4" in words
     assert "its tree differed from the constant reward's on 39 of them, its answer on only 5" in words
+
+
+def test_trees_differ_where_the_apps_twin_marks_a_path_visited_by_one_only():
+    from kb.actions import Action
+    from kb.observation import Observation
+    from mcts.search.steps import Step
+    from mcts.search.tree import ROOT_ID, Tree
+    from viz.twin import diff_trees
+
+    def tree(*names: str, unvisited: str = "") -> Tree:
+        t = Tree("q")
+        for name in (*names, unvisited):
+            step = Step(thought="", action=Action("SearchNodes", name), observation=Observation(text=""))
+            t.add_child(ROOT_ID, step, visits=int(name != unvisited))
+        raw = Step(thought="", action=None, raw_text="  no   call ", observation=Observation(text=""))
+        t.add_child(ROOT_ID, raw, visits=1)
+        return t
+
+    pairs = [(tree("a", "b"), tree("b", "a", unvisited="c")), (tree("a", "b"), tree("a", "c"))]
+    for a, b in pairs:
+        twin = diff_trees(a, b)
+        differ = scorer_cells.visited_paths(a) != scorer_cells.visited_paths(b)
+        assert differ == bool(twin.only_a or twin.only_b)
+    assert [scorer_cells.visited_paths(a) != scorer_cells.visited_paths(b) for a, b in pairs] == [False, True]

@@ -1,5 +1,5 @@
-"""scripts/miss_analysis.py: each lost answer named by the step that went wrong, read off the
-final query against the gold record, and counted per kind of question."""
+"""`python -m mcts study misses`: each lost answer named by the step that went wrong, read off
+the final query against the gold record, and counted per kind of question."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts.miss_analysis import kind_of_miss, main
-from tests.unit.test_scorer_study import _row, _write
+from mcts.cli.main import main
+from mcts.evaluation.studies.misses import kind_of_miss, query_names
+from tests.unit.test_study_scorers import _row, _write
 
 NS = "http://rdf.freebase.com/ns/"
 RECORD = {
@@ -47,8 +48,26 @@ def test_the_table_leaves_out_a_group_that_holds_every_question(
         replace(_row("q:2", "single", 0.0, "y"), answer_sparql=_query("m.01p1v", "a.b"), faithful=False),
     ]
     _write(tmp_path / "run", rows)
-    assert main([str(tmp_path / "run"), "--questions", str(questions)]) == 0
+    assert main(["study", "misses", str(tmp_path / "run"), "--questions", str(questions)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[2] == "| all | 2 | 0 | 0 | 1 | 1 | 0 |"
     assert lines[3] == "| faithful | 1 | 0 | 0 | 1 | 0 | 0 |"
     assert not any(line.startswith("| one-hop ") for line in lines), "every question is one-hop: no row"
+
+
+def test_a_query_names_its_entities_and_relations_in_either_iri_form() -> None:
+    entities, relations = query_names(f"SELECT ?x WHERE {{ ns:m.01p1v <{NS}a.b> ?y . ?y ns:c.d ?x }}")
+    assert (entities, relations) == ({"m.01p1v"}, {"a.b", "c.d"})
+
+
+def test_a_run_without_the_method_or_with_unknown_questions_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "q:1", **RECORD}) + "\n")
+    _write(tmp_path / "run", [_row("q:2", "single", 0.0, "x")])
+    args = ["study", "misses", str(tmp_path / "run"), "--questions", str(questions)]
+    assert main([*args, "--method", "fast"]) == 2
+    assert "no fast rows" in capsys.readouterr().err
+    assert main(args) == 2
+    assert "1 questions are not in" in capsys.readouterr().err
