@@ -1,7 +1,7 @@
 """What the IG reward did to the search over many questions, in words a teacher can use.
 
 One run's truth overlay has few sibling groups; whether IG helps is a question over many
-questions. `examples/scorer_study.json` (written by `scripts/scorer_study.py` from the eval
+questions. `examples/scorer_study.json` (written by `python -m mcts study scorers` from the eval
 runs whose commands are in docs/results.md) holds, per question set, the F1 of Fast MCTS
 with the shipped scorer (the one the app runs by default) and with the scorer the study
 chose, of the constant-reward ablation and of the greedy path, and on how many questions
@@ -153,8 +153,6 @@ def evidence_markdown(data: dict[str, Any] | None = None, fingerprint: str | Non
         else ""
     )
     best = _best_measured(data, ig)
-    source = (
-        "Figures from `examples/scorer_study.json`, written by `scripts/scorer_study.py` (docs/results.md)."
-    )
+    source = "Figures from `examples/scorer_study.json`, written by `python -m mcts study scorers` (docs/results.md)."
     body = [head, "", _verdict(measured, ig, signs), "", *lines, *(best + [""] if best else []), source]
     return "\n".join(body) + stale
