@@ -22,11 +22,22 @@ Update = Mapping[str, Any]  # component name -> new value or gr.update(...)
 
 
 class Page:
-    """Every wired component of the page by name, and the per-session state."""
+    """Every wired component of the page by name, and the per-session state.
 
-    def __init__(self, state: gr.State, components: Mapping[str, Any]) -> None:
+    The layout registers each component as it draws it (`add`); the wiring then looks
+    them up by the same names the handlers' forms and output dicts use.
+    """
+
+    def __init__(self, state: gr.State, components: Mapping[str, Any] | None = None) -> None:
         self.state = state
-        self.components = dict(components)
+        self.components = dict(components or {})
+
+    def add(self, name: str, component: Any) -> Any:
+        """Register `component` as `name` and return it (so `with page.add(...):` nests a layout)."""
+        if name in self.components:
+            raise ValueError(f"two components are named {name!r}")
+        self.components[name] = component
+        return component
 
     def __getitem__(self, name: str) -> Any:
         return self.components[name]
