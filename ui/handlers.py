@@ -109,9 +109,15 @@ def _within_time(search: Search, started_s: float) -> Iterator[list[Event]]:
 def form_search(question: str, settings: SearchSettings, world: World, form: RunInputs) -> Search:
     """A search of `question` in `world` with the form's cleaning rules and IG prompt."""
     return Search(
-        question, settings, policy=world.policy, scorer=world.scorer, tools=world.tools,
-        cleaning_rules=form.cleaning_rules(), ig_prompt=form.ig_prompt.strip(), meta=world.meta,
-    )  # fmt: skip
+        question,
+        settings,
+        policy=world.policy,
+        scorer=world.scorer,
+        tools=world.tools,
+        cleaning_rules=form.cleaning_rules(),
+        ig_prompt=form.ig_prompt.strip(),
+        meta=world.meta,
+    )
 
 
 def _problem(message: str) -> dict[str, Any]:
@@ -133,9 +139,16 @@ def _cache_key(form: RunInputs, question: str, settings: SearchSettings) -> str 
     # A constant-reward run loads no scorer; its world (and trace) names the scorer "constant".
     scorer = "constant" if settings.method == Method.CONSTANT else scorer_name
     return run_cache.run_key(
-        question, form.kb_spec, settings, policy_kind=policy_kind, policy_model=endpoint or policy_name,
-        scorer_model=scorer, rules=form.rules or [], ig_prompt=form.ig_prompt, policy_adapter=adapter,
-    )  # fmt: skip
+        question,
+        form.kb_spec,
+        settings,
+        policy_kind=policy_kind,
+        policy_model=endpoint or policy_name,
+        scorer_model=scorer,
+        rules=form.rules or [],
+        ig_prompt=form.ig_prompt,
+        policy_adapter=adapter,
+    )
 
 
 def run(
@@ -324,9 +337,12 @@ def compare(
 ) -> Iterator[dict[str, Any]]:
     """Run two methods one after the other on the same question; trees and costs side by side."""
     yield from gated(
-        session, form, request, lambda f: _compare(session, f, request),
+        session,
+        form,
+        request,
+        lambda f: _compare(session, f, request),
         lambda line: {"compare_status": f"**Problem:** {public.escape(line)}"},
-    )  # fmt: skip
+    )
 
 
 def _compare(session: Session, form: CompareInputs, request: gr.Request | None) -> Iterator[dict[str, Any]]:

@@ -116,9 +116,14 @@ def inspector(session: Session) -> tuple[str, str]:
         return EMPTY_DETAIL, ""
     s = session.settings
     detail = node_detail_markdown(
-        tree, node_id, c=s.c, alpha=s.alpha, beta=s.beta, c_puct=getattr(s, "c_puct", None),
+        tree,
+        node_id,
+        c=s.c,
+        alpha=s.alpha,
+        beta=s.beta,
+        c_puct=getattr(s, "c_puct", None),
         truth=truth_cells(truth_of(session), node_id),
-    )  # fmt: skip
+    )
     detail = f"{detail}\n\n{inspector_glossary()}"  # what UCT, W/N and P mean, under the numbers
     return detail, history_html(tree, node_id, session.rules)
 

@@ -56,9 +56,13 @@ def replay_frame(session: Session, round_no: float) -> tuple[Any, str]:
         else None
     )
     fig = build_figure(
-        frame.tree, best_path=best, selected_path=frame.selected_path, c=session.settings.c,
-        alpha=session.settings.alpha, height=520,
-    )  # fmt: skip
+        frame.tree,
+        best_path=best,
+        selected_path=frame.selected_path,
+        c=session.settings.c,
+        alpha=session.settings.alpha,
+        height=520,
+    )
     return fig, f"Round {frame.round} of {total} · {len(frame.tree)} nodes"
 
 

@@ -74,10 +74,15 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
         mode, temperature = session.settings.vote_mode, session.settings.temperature
         answer, sparql, node_ids, votes = decide(new_tree, mode, temperature)
         session.result = replace(
-            session.result, answer=answer, sparql=sparql, answer_node_ids=node_ids, votes=votes,
-            best_by_value=best_terminal_by_value(new_tree), best_by_ig=best_terminal_by_ig(new_tree),
+            session.result,
+            answer=answer,
+            sparql=sparql,
+            answer_node_ids=node_ids,
+            votes=votes,
+            best_by_value=best_terminal_by_value(new_tree),
+            best_by_ig=best_terminal_by_ig(new_tree),
             tie_break=tie_break(new_tree, mode, temperature),
-        )  # fmt: skip
+        )
     session.trace_path = _save_view_trace(session)
     labels = ", ".join(sorted(r.value for r in new_rules)) or "none"
     status = (
@@ -116,8 +121,12 @@ def _save_view_trace(session: Session) -> str | None:
     if session.tree is None:
         return None
     trace = trace_from_tree(
-        session.tree, session.settings, meta=session.meta,
-        cleaning_rules=tuple(sorted(r.value for r in session.rules)), ig_prompt=session.ig_prompt,
-        events=tuple(session.events), result=session.result,
-    )  # fmt: skip
+        session.tree,
+        session.settings,
+        meta=session.meta,
+        cleaning_rules=tuple(sorted(r.value for r in session.rules)),
+        ig_prompt=session.ig_prompt,
+        events=tuple(session.events),
+        result=session.result,
+    )
     return write_trace(trace, "rescored", owner=session) or session.trace_path

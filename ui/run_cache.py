@@ -72,10 +72,17 @@ def run_key(
 def trace_key(trace: Trace, code: str | None = None) -> str:
     meta = trace.meta
     return run_key(
-        trace.question, meta.kb_spec, trace.settings, policy_kind=meta.policy_kind,
-        policy_model=meta.policy_model, scorer_model=meta.scorer_model,
-        rules=trace.cleaning_rules, ig_prompt=trace.ig_prompt, policy_adapter=meta.policy_adapter, code=code,
-    )  # fmt: skip
+        trace.question,
+        meta.kb_spec,
+        trace.settings,
+        policy_kind=meta.policy_kind,
+        policy_model=meta.policy_model,
+        scorer_model=meta.scorer_model,
+        rules=trace.cleaning_rules,
+        ig_prompt=trace.ig_prompt,
+        policy_adapter=meta.policy_adapter,
+        code=code,
+    )
 
 
 def cacheable(question: str, kb_spec: str) -> bool:

@@ -95,9 +95,12 @@ class RunGate:
             expired = age > (QUEUED_S if place.queued and queued is None else self.admit_s) and not is_queued
             same_session = visitor is not None and place.visitor.session == visitor.session
             left_behind = (
-                takeover and visitor is not None and place.visitor.key == visitor.key
-                and not place.queued and not is_queued
-            )  # fmt: skip
+                takeover
+                and visitor is not None
+                and place.visitor.key == visitor.key
+                and not place.queued
+                and not is_queued
+            )
             if expired or same_session or left_behind:
                 del self._places[ticket]
 

@@ -44,9 +44,13 @@ def twin_inputs(session: Session, form: RunInputs) -> tuple[RunInputs, SearchSet
             f"The twin is Fast MCTS's ablation; the run on screen is {method_label(method)}. Run Fast MCTS first."
         )
     twin_form = replace(
-        form, question=tree.question, kb_spec=session.meta.kb_spec or form.kb_spec, method=Method.CONSTANT.value,
-        rules=sorted(r.value for r in session.rules), ig_prompt=session.ig_prompt,
-    )  # fmt: skip
+        form,
+        question=tree.question,
+        kb_spec=session.meta.kb_spec or form.kb_spec,
+        method=Method.CONSTANT.value,
+        rules=sorted(r.value for r in session.rules),
+        ig_prompt=session.ig_prompt,
+    )
     return public.enforce(twin_form, public.MODE), session.settings.with_(method=Method.CONSTANT)
 
 
