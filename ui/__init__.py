@@ -1,5 +1,7 @@
-"""The Gradio app's logic; `app.py` lays out components and wires events by name.
+"""The Gradio app's logic; `app.py` builds the page from the layout and the events here.
 
+Page: `layout_search` (the Search tab), `layout_tabs` (the lab, traces & replay,
+compare, about), `events` (every event, by component name).
 Wiring: `wiring` (handlers to components by name), `forms` (typed inputs), `render`
 (session -> component values). Handlers by job: `handlers` (run, fresh run, stop,
 compare), `inspector`, `rescoring`, `traces` (write, load), `replay`, `presets`
