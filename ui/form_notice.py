@@ -21,7 +21,7 @@ from ui.labels import method_label
 from ui.public import escape
 from ui.session import Session
 
-# What `restore` fills (app.py lists these as its outputs).
+# What `restore` fills (ui.events lists these as its outputs).
 RESTORE_OUTPUTS = ("method", *SETTINGS_FIELDS, "preset", "rules", "ig_prompt", "policy_kind", "form_note_box")
 NOTICE_OUTPUTS = ("form_note", "form_note_box")
 

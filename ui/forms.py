@@ -1,6 +1,6 @@
 """What the user typed, as typed objects: one field per named form component.
 
-`app.py` wires each component to the field of the same name (Gradio's `inputs_kwargs`),
+`ui.events` wires each component to the field of the same name (Gradio's `inputs_kwargs`),
 and `ui.wiring` builds the object before the handler runs, so a handler reads
 `form.rounds`, never the seventh of nineteen positional parameters. Validation into a
 `SearchSettings` happens here, with one clear line on bad input. Knows nothing of Gradio.
@@ -19,7 +19,7 @@ from ui.ranges import range_problem
 
 # The settings form's components, in the form's order (a preset or a loaded trace fills them).
 SETTINGS_FIELDS = ("rounds", "k", "c", "alpha", "beta", "expected_depth", "max_depth", "early_stop", "seed")
-# Each setting's range (inclusive; None: open). The form's fields are drawn with it (app.py), the
+# Each setting's range (inclusive; None: open). The form's fields are drawn with it (ui.layout_search), the
 # run's validator refuses a value outside it as the run joins the queue, and `settings()` checks
 # it again, so a caller that reaches a handler some other way is held to it too.
 SETTING_RANGES: dict[str, tuple[float | None, float | None]] = {

@@ -25,7 +25,7 @@ from mcts.search.settings import Method, SearchSettings
 from mcts.search.trace import Trace, trace_from_search
 from ui import presets, public, run_cache
 from ui.forms import CompareInputs, RunInputs, SearchForm
-from ui.labels import METHOD_CHOICES as METHOD_CHOICES  # re-exported: app.py's dropdowns
+from ui.labels import METHOD_CHOICES as METHOD_CHOICES  # re-exported: the layout's dropdowns
 from ui.labels import run_label
 from ui.render import figure, main_view, settings_line, table_frame, tree_view
 from ui.session import Session

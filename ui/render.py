@@ -37,7 +37,7 @@ from viz.twin import TwinSide, diff_trees, twin_markdown
 
 TWIN_OUTPUTS = ("twin_status", "twin_plot_a", "twin_plot_b", "twin_diff")  # ui.twin's panels
 TWIN_HEIGHT = 460
-# The components `main_view` fills, by name (app.py registers them under these names).
+# The components `main_view` fills, by name (the layout registers them under these names).
 MAIN_OUTPUTS = (
     "status",
     "plot",

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 QUESTION = "Who directed Inception?"  # an example question: it has a gold answer
 RULES = sorted(r.value for r in DEFAULT_RULES)
 PROMPT = "Based on this interaction history, the original question is:"
-RUN_OUTPUTS = MAIN_OUTPUTS  # app.py's `main` less the Stop button and the examples box (not API values)
+RUN_OUTPUTS = MAIN_OUTPUTS  # the Run event's outputs (ui.events) less the Stop button and the examples box (not API values)
 LOAD_OUTPUTS = (
     *MAIN_OUTPUTS, "replay_slider", "replay_plot", "replay_status", "question", "kb_spec", "method",
     *SETTINGS_FIELDS, "preset", "policy_kind", "rules", "ig_prompt",
