@@ -11,9 +11,9 @@ The lines between `<!-- ranker -->` and `<!-- /ranker -->` become the shipped op
 fit (`models/relation_retriever/option_ranker.json`, written by `train-policy --mode options`).
 With `--outputs`, the lines between `<!-- output: COMMAND -->` and `<!-- /output -->` become
 the table lines COMMAND prints (only `python -m mcts study ...`, `python -m mcts.training.MODULE
-...` and `python scripts/*.py` commands, run from the repository root with this interpreter), so
-a study table is as fresh as its runs; `--only TEXT` re-runs just the blocks whose command
-contains TEXT.
+...`, `python -m studies.NAME ...` and `python scripts/*.py` commands, run from the repository
+root with this interpreter), so a study table is as fresh as its runs; `--only TEXT` re-runs
+just the blocks whose command contains TEXT.
 A run that is unfinished or pools parts of the split is refused and no file is changed.
 """
 
@@ -110,7 +110,7 @@ def ranker_markdown(path: Path = RANKER) -> str:
 
 OUTPUT_BLOCK = re.compile(r"(<!-- output: (.+?) -->\n)(.*?)(<!-- /output -->)", re.S)
 ALLOWED_OUTPUT = re.compile(
-    r"python (?:-m mcts study |-m mcts\.training\.[a-z_]+ |scripts/[\w]+\.py )[^;&|`$<>]*"
+    r"python (?:-m mcts study |-m mcts\.training\.[a-z_]+ |-m studies\.[a-z_]+ |scripts/[\w]+\.py )[^;&|`$<>]*"
 )
 
 
