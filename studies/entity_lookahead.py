@@ -19,7 +19,7 @@ train-policy --mode options`: LM scores and features of the train questions, sim
 retrievers of the other fold, and of the choose questions) get the feature, and the option
 ranker is fitted again as that command fits it (`l2` chosen on held-out states). Top-1 of the
 first entity choice, held out: a train question by the ranker fitted on the other fold's
-questions (its family counted as seen when that fold holds a member, as `scripts/fold_report.py`
+questions (its family counted as seen when that fold holds a member, as `python -m mcts study folds`
 counts it), a choose question by the ranker fitted on every train question. Columns: the
 first span the policy lists, the span of the highest `relation_fit` alone, the ranker as
 shipped (refitted on these states), and the ranker with `relation_fit`.

@@ -17,7 +17,7 @@ the other way round (the same text, so the ranker ties them); another relation a
 exactly the gold path's answers; of those, one in the other direction; questions where the
 best other relation answers only part (0 < F1 < 1); their mean best F1 (x100). Rows: each
 part of the dev split (faithful one-hop questions), all and by family seen / unseen (train:
-seen when the other train fold holds a member, as `scripts/fold_report.py` counts it).
+seen when the other train fold holds a member, as `python -m mcts study folds` counts it).
 """
 
 from __future__ import annotations
