@@ -1,6 +1,6 @@
 """What the killable query worker costs: per-query latency, worker vs in-process.
 
-Since issue 15 every embedded query runs in a child process (`kb.query_worker`) that is
+Every embedded query runs in a child process (`kb.query_worker`) that is
 killed at its deadline. This measures, in one run on the real Freebase subset, the
 median latency of the same queries three ways:
 

@@ -5,7 +5,7 @@ CWQ question, the shared earlier steps (SearchNodes on its topic entity,
 SearchGraphPatterns with a `SELECT ?e` by name), and per sibling a different last step
 (ExecuteSPARQL with another question's real `kb_sparql`, or SearchGraphPatterns) whose
 observation lists real entity names and relations of the KB. The histories are cleaned
-with the default rules (DESIGN.md section 2) and come to ~200-600 tokens each with the
+with the default rules (docs/method.md#the-ig-reward) and come to ~200-600 tokens each with the
 bundled model's chat template.
 
 Both scorers run on the same model in this process, interleaved, `--repeats` times;

@@ -1,6 +1,6 @@
 """Figure build time and JSON size of the tree visualiser at 100 / 500 / 2,000 nodes.
 
-Target (issue 5): < 150 ms and < 500 KB at 500 nodes. Build = layout + Plotly
+Target: < 150 ms and < 500 KB at 500 nodes. Build = layout + Plotly
 figure + JSON (what Gradio sends per streamed update). The fastest of several
 builds (the least disturbed by other processes on a shared machine), wall clock and
 this process's CPU time side by side.

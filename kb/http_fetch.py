@@ -1,5 +1,5 @@
 """HTTP for SPARQL endpoints: one request with one deadline, no redirects, and in public
-mode no internal addresses (issue 15). Used by `kb.remote.RemoteKB`, which adds retries
+mode no internal addresses (docs/security.md). Used by `kb.remote.RemoteKB`, which adds retries
 and result parsing.
 
 - `resolve_endpoint` resolves the host once; in public mode every address must be public

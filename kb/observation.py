@@ -1,6 +1,6 @@
 """What a tool returns: the text the agent sees plus structured payloads.
 
-The text is the observation of DESIGN.md section 3. The structured fields let code
+The text is the observation the agent reads (docs/method.md#the-agent-and-its-tools). The structured fields let code
 (the guided policy, the evaluation, the UI) use the same result without re-parsing
 text. Nothing here knows about stores, models or search.
 """

@@ -2,7 +2,7 @@
 
 `RemoteKB(url)` implements `kb.base.KnowledgeBase` over HTTP through `kb.http_fetch`
 (a small `http.client` client: SPARQLWrapper's urllib followed redirects and had no
-deadline for a body trickled one byte at a time, issue 15):
+deadline for a body trickled one byte at a time):
 
 - one deadline (`timeout_s`) covers resolving, connecting, every retry and the whole
   body; redirects are not followed;

@@ -1,7 +1,7 @@
 """The agent's five tools over one knowledge base: actions in, observations out.
 
 `Toolbox(kb).run(action)` implements `mcts.search.protocols.Tools`. Observation texts follow
-DESIGN.md section 3. Every failure the agent can cause (a bad query, a timeout, an
+docs/method.md#the-agent-and-its-tools. Every failure the agent can cause (a bad query, a timeout, an
 unreachable endpoint, an empty name) comes back as `Observation.error(...)`; only
 programming errors raise.
 
@@ -34,12 +34,12 @@ from kb.relation_ranker import Ranker
 
 log = logging.getLogger(__name__)
 
-MAX_HITS = 10  # SearchNodes items (DESIGN.md 3)
-MAX_PATTERNS = 10  # SearchGraphPatterns relations shown (DESIGN.md 3)
+MAX_HITS = 10  # SearchNodes items (docs/method.md, the tools table)
+MAX_PATTERNS = 10  # SearchGraphPatterns relations shown (same table)
 MAX_ENTITIES = 50  # ?e bindings explored by SearchGraphPatterns
 MAX_TYPES = 10
-DESCRIPTION_CHARS = 100  # SearchNodes description prefix (DESIGN.md 3)
-OUTPUT_CHARS = 2000  # ExecuteSPARQL text budget (DESIGN.md 3)
+DESCRIPTION_CHARS = 100  # SearchNodes description prefix (same table)
+OUTPUT_CHARS = 2000  # ExecuteSPARQL text budget (same table)
 NAMED_VALUES = 1000  # ExecuteSPARQL: distinct entities whose names are looked up
 NAME_CACHE_SIZE = 200_000  # IRI -> name entries kept per toolbox
 MAX_ARGUMENT_CHARS = 20_000  # one call's arguments; a query is at most kb.sparql.MAX_QUERY_CHARS

@@ -1,4 +1,4 @@
-"""The one place that makes outside text safe where it is shown (issue 29).
+"""The one place that makes outside text safe where it is shown (docs/security.md).
 
 Every string that comes from a trace, a model or a KB (questions, thoughts, actions,
 observations, answers, SPARQL, stop reasons, tool names, model ids, validity...) goes

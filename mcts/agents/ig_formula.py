@@ -1,8 +1,8 @@
 """The IG reward's formula: a pure function of per-token NLLs, for every IG variant.
 
-r = alpha * sigmoid(beta * x), where x depends on `settings.IGVariant` (DESIGN.md
-section 2 for the paper's form; the variants are documented at `ig_input`). Nothing
-here runs a model: `mcts.agents.scorer` computes the NLLs, in one pass or naively.
+r = alpha * sigmoid(beta * x), where x depends on `settings.IGVariant`
+(docs/method.md#the-ig-reward for the paper's form; the variants are documented at
+`ig_input`). Nothing here runs a model: `mcts.agents.scorer` computes the NLLs, in one pass or naively.
 """
 
 from __future__ import annotations

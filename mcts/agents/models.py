@@ -114,7 +114,7 @@ def ensure_bundled_converted() -> Path:
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype="float32")
         # save_pretrained refuses a GGUF-loaded model while it looks quantized, although
-        # the weights are already dequantized to fp32 (DESIGN.md section 5).
+        # the weights are already dequantized to fp32 (docs/design.md#choices-and-why).
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.is_quantized = False
@@ -142,7 +142,7 @@ def default_device() -> str:
 
 
 def default_dtype(device: str) -> DType:
-    # bf16 moves single-token NLLs by up to 0.24 nats on CPU (DESIGN.md section 5):
+    # bf16 moves single-token NLLs by up to 0.24 nats on CPU (docs/design.md#choices-and-why):
     # fp32 on CPU, bf16 on GPU where it is the usual serving precision.
     return "float32" if device == "cpu" else "bfloat16"
 

@@ -17,7 +17,7 @@ server that cannot be reached gives one error candidate whose `parse_error` says
 in one line. Credentials: the server's `OPENAI_API_KEY` (and organisation/project ids)
 go only to the endpoint the operator configured in the environment (`POLICY_ENDPOINT`
 or `OPENAI_BASE_URL`); any other URL, e.g. one a visitor typed, gets the placeholder key
-"EMPTY" (issue 15: a visitor's URL received the server's key). Redirects are not
+"EMPTY" (otherwise a visitor's URL would receive the server's key). Redirects are not
 followed.
 
 Seeding: torch's RNG is forked and seeded from `rng` around each generate call, so

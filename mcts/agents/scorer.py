@@ -1,4 +1,4 @@
-"""The IG reward (DESIGN.md section 2): fast one-pass scorer, naive reference, constant.
+"""The IG reward (docs/method.md#the-ig-reward): fast one-pass scorer, naive reference, constant.
 The formula itself, for every IG variant, is `mcts.agents.ig_formula`.
 
 r = alpha * sigmoid(beta * log(PPL(H') / PPL(H', Q))), where H' is the cleaned

@@ -1,6 +1,6 @@
 """IG ranking analysis: does the IG reward order siblings the way their true values do?
 
-Offline and gold-based, not part of inference (DESIGN.md section 2; the paper's CWQ
+Offline and gold-based, not part of inference (docs/method.md#the-ig-ranking-analysis; the paper's CWQ
 figures: top-1 best-branch 75.73 %, best branch in IG top-3 100 %, Kendall tau 0.37).
 
 1. A search tree (classic MCTS in the paper) has terminal states whose SPARQL was
@@ -39,7 +39,7 @@ from mcts.search.protocols import DEFAULT_IG_PROMPT, Scorer
 from mcts.search.tree import Tree
 
 TOP_K = 3  # paper: "best branch kept in IG top-3"
-# The paper's CWQ figures for the IG ranking (DESIGN.md section 2).
+# The paper's CWQ figures for the IG ranking (docs/method.md#the-ig-ranking-analysis).
 PAPER_CWQ = {"top1": 0.7573, "top3": 1.0, "tau": 0.37}
 
 

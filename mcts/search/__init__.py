@@ -6,7 +6,7 @@ What lives here: the plain data that crosses the search/model boundary (`steps`,
 search loop (`loop`) and its per-method drivers (`drivers`), the final answer
 (`voting`), cost accounting, and traces (`serialize`, `trace`, `rescore`).
 
-Import rules (checked by tests/test_layers.py): modules here import only the standard
+Import rules (checked by tests/unit/test_layers.py): modules here import only the standard
 library, `kb`'s public data types (`kb.actions`, `kb.observation`) and each other.
 Never `mcts.agents`, `mcts.evaluation`, `mcts.cli`, models, torch or Gradio: the
 search gets its policy, scorer and tools through the protocols in `protocols`.

@@ -16,8 +16,8 @@ from mcts.search.tree import Validity
 def branch_answer(steps: Sequence[Step]) -> tuple[tuple[Value, ...], str]:
     """Values and SPARQL of the last ExecuteSPARQL on the branch that returned something.
 
-    A terminal branch's answer (DESIGN.md section 2: the vote is over execution
-    results); `((), "")` when no query on the branch returned values.
+    A terminal branch's answer (docs/method.md#one-search-round: the answer is chosen
+    among execution results); `((), "")` when no query on the branch returned values.
     """
     for step in reversed(steps):
         action, obs = step.action, step.observation

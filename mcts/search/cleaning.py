@@ -1,4 +1,4 @@
-"""History cleaning for the IG reward: the four rules of DESIGN.md section 2, as data.
+"""History cleaning for the IG reward: the four rules of docs/method.md#the-ig-reward, as data.
 
 The IG reward asks how much more natural the question reads after the history. A
 history that restates the question (in thoughts, or in the entity name given to

@@ -2,7 +2,7 @@
 
 Each driver is a generator over a `Search` (which owns the tree and the shared phases
 expand / simulate / score / back up) that yields events and returns `(stop reason,
-detail)`. The six methods differ only where the paper says they do (DESIGN.md 2):
+detail)`. The six methods differ only where the paper says they do (docs/method.md#one-search-round):
 
 - fast, constant: one round = select a leaf from the root by the paper's UCT (unvisited
   child first) or by PUCT (`settings.selection`), expand k, score all new children in
@@ -230,7 +230,7 @@ def path_rounds(search: SearchPhases) -> Driver:
                 yield from search.score([node_id])
             yield search.backup(node_id)
         yield search.round_finished()
-        # No early stop here: an N-sample vote is N independent runs (DESIGN.md), so
+        # No early stop here: an N-sample vote is N independent runs (the paper's baseline), so
         # --early-stop-terminals below --vote-samples must not quietly shrink it.
     if not search.tree.root.children:
         return _exhausted(search)

@@ -11,7 +11,7 @@ one-line detail (and is logged with its traceback).
 
 The phases every method shares (expand, simulate, score, back up) are methods here;
 the per-method drivers (which nodes to expand, when a round ends) live in
-`mcts.search.drivers`. Stopping rules (DESIGN.md section 2): at most `rounds` rounds,
+`mcts.search.drivers`. Stopping rules (docs/method.md#one-search-round): at most `rounds` rounds,
 early stop once `early_stop_terminals` terminal branches have a non-empty executed
 result (tree and beam search; the N-sample vote always runs its N paths); a branch is
 terminal at Done or at `max_depth`.

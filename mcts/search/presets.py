@@ -3,16 +3,11 @@
 - "paper": the paper's configuration: UCT, plurality vote, the paper's IG formula and
   constants (12 rounds, k = 5, alpha 2, beta 10, decay after depth 7, max depth 10,
   early stop at 5 answered terminals). What `SearchSettings()` is.
-- "small": the configuration measured best for the bundled SmolLM2-135M on a CPU
-  (README, "Search that beats the greedy path"): PUCT with the policy's prior, the
-  answer of the branch the policy finds likeliest, a smaller CPU budget, the paper's IG
-  formula (the only variant whose sibling order beat random there). Chosen on the first
-  16 demo questions (Fast MCTS F1 38.5 with the paper's UCT and vote -> 66.0; greedy path
-  61.9; greedy-first measured 65.0, so it stays off), reported on dev questions it was not
-  tuned on. Its rounds start by descending the greedy path (`greedy_descent`), so the tree
-  always holds the greedy path's answer: chosen on the 40 choose questions (the same F1 on
-  every question) and the 40 demo questions (Fast MCTS 55.9 -> 61.8, the constant reward 56.8 ->
-  61.8, each now answering every demo question as the greedy path does).
+- "small": the configuration for the bundled SmolLM2-135M on a CPU: the greedy path first
+  (`greedy_descent`: the first rounds walk it, so the tree always holds its answer), then
+  PUCT with the policy's prior, the answer of the likeliest branch, the paper's IG formula,
+  and a smaller budget (12 rounds, k = 3, max depth 5, early stop at 3 answers). How it was
+  chosen, on which questions, and what it scores: docs/results.md.
 
 A preset fixes every search knob but the method, which stays the caller's choice.
 Knows nothing of models, the CLI or the UI.

@@ -5,7 +5,7 @@ The search loop, re-scoring, the figure and the UI call these; none of them rest
 rule. Selection scores (UCT, PUCT) live on `Tree` (`tree.uct`, `tree.puct`), beside
 the statistics they read.
 
-- Reward (DESIGN.md section 2): the scorer's IG reward, or the constant of the
+- Reward (docs/method.md#the-ig-reward): the scorer's IG reward, or the constant of the
   constant-reward ablation whatever scorer is plugged in.
 - Decayed backup: r' = r * decay(depth of the scored node), decay(d) =
   max(0, 1 - rate * max(0, d - expected_depth)); N += 1 and W += r' on root..node.

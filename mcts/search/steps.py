@@ -41,13 +41,13 @@ class Candidate:
     parse_error: str = ""
 
     def key(self) -> str:
-        """Identity used to merge identical actions among siblings (DESIGN.md section 2)."""
+        """Identity used to merge identical actions among siblings (docs/method.md#one-search-round)."""
         return self.action.render() if self.action is not None else f"<unparsable>{self.raw_text.strip()}"
 
 
 @dataclass(frozen=True)
 class IGScore:
-    """The IG reward of one cleaned history (DESIGN.md section 2).
+    """The IG reward of one cleaned history (docs/method.md#the-ig-reward).
 
     ppl_history = PPL(H' + prompt); ppl_with_question = PPL(H' + prompt + Q);
     reward = alpha * sigmoid(beta * log(ppl_history / ppl_with_question)).

@@ -1,8 +1,8 @@
 """The final answer of a run: a vote over terminal branches, and the run's result record.
 
-DESIGN.md section 2: the answer is a vote over the execution results of the terminal
-branches. Only terminal branches whose SPARQL executed with a non-empty result vote;
-an answer set is the sorted tuple of distinct value names.
+The paper's answer is a vote over the execution results of the terminal branches
+(docs/method.md#one-search-round). Only terminal branches whose SPARQL executed with a
+non-empty result vote; an answer set is the sorted tuple of distinct value names.
 
 - `VoteMode.PLURALITY`: the most frequent answer set wins. Ties go to the set whose
   best branch has the higher mean value W/N, then to the set found first (lowest

@@ -1,4 +1,4 @@
-"""The five agent tools: exact observation formats (DESIGN.md 3) and bad input as `Error:` lines.
+"""The five agent tools: exact observation formats (docs/method.md) and bad input as `Error:` lines.
 
 Format tests use the tiny hand-written KB (every shape visible at a glance) with the
 lexical ranker; the real Freebase subset and the real embedding model prove CVT pairs
