@@ -3,7 +3,7 @@
     python scripts/record_traces.py            # every trace in the manifest
     python scripts/record_traces.py --check    # exit 1 if the recordings are stale
 
-Run it whenever the policy, prompts, cleaning or scorer change: tests/test_shipped_traces.py
+Run it whenever the policy, prompts, cleaning or scorer change: tests/unit/test_shipped_traces.py
 fails while `manifest.json`'s fingerprint differs from `agent_code_fingerprint()`. Each
 entry is one `python -m mcts run` on the bundled demo KB and model, so the recordings are
 exactly what a user gets from the CLI.

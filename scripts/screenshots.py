@@ -3,7 +3,7 @@
     .venv/bin/python scripts/screenshots.py [--out docs/img] [--no-model]
 
 Starts the app on 127.0.0.1 on a free port and drives it in headless Debian Chromium
-(`/usr/bin/chromium`, `make browser-deps`), as tests/test_browser.py does. No search is
+(`/usr/bin/chromium`, `make browser-deps`), as tests/app/test_browser.py does. No search is
 run: the shipped traces (examples/traces/) are put into a private run cache, so the
 example questions replay them (the app's instant examples). Only the lab's re-score loads
 the bundled IG scorer (SmolLM2-135M, about a minute on a CPU); `--no-model` skips that

@@ -1,4 +1,4 @@
-"""`python -m mcts run|replay` on the toy world (the real world: tests/test_search_real.py)."""
+"""`python -m mcts run|replay` on the toy world (the real world: tests/unit/test_search_real.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The search loop on the toy world (tests/toy_world.py): every method, stopping,
 cost accounting, events, seeding and bad input. The real world runs in
-tests/test_search_real.py."""
+tests/unit/test_search_real.py."""
 
 from __future__ import annotations
 

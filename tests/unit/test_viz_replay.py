@@ -1,7 +1,7 @@
 """Replaying a run round by round, and the UI's event pump, on the toy world.
 
 The replayed frame at the end of each round must equal a snapshot of the live tree
-taken at that moment. The real run's replay is exercised in tests/test_app.py.
+taken at that moment. The real run's replay is exercised in tests/app/test_app.py.
 """
 
 from __future__ import annotations
