@@ -5,7 +5,7 @@ view after a click, a usable phone screen, glosses beside the numbers.
 Model-free and fast: example questions replay the shipped traces (seeded into a private
 run cache, the app's instant examples), and a live run searches a toy world (`tests.toy_world`, its policy slowed so
 the running state can be seen) through the app's real handlers; re-scoring uses a toy
-scorer. What the bundled model itself does in the page is `tests/test_browser.py`.
+scorer. What the bundled model itself does in the page is `tests/app/test_browser.py`.
 """
 
 from __future__ import annotations
