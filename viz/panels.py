@@ -112,10 +112,20 @@ TRUE_VALUE_HEADER = "true value (gold)"  # inserted after r while the truth over
 # Pixels, about 1,150 in all: the table fits at 1280 px and scrolls sideways below, where
 # percentages squeezed the numbers to a character per line.
 NODE_TABLE_WIDTHS: dict[str, str] = {
-    "id": "44px", "parent": "72px", "depth": "58px", "round": "62px", "action": "400px", "status": "90px",
-    "N": "48px", "W/N": "64px", "r": "64px", TRUE_VALUE_HEADER: "164px", "PPL(H')": "80px",
-    "PPL(H',Q)": "98px", "UCT": "64px",
-}  # fmt: skip
+    "id": "44px",
+    "parent": "72px",
+    "depth": "58px",
+    "round": "62px",
+    "action": "400px",
+    "status": "90px",
+    "N": "48px",
+    "W/N": "64px",
+    "r": "64px",
+    TRUE_VALUE_HEADER: "164px",
+    "PPL(H')": "80px",
+    "PPL(H',Q)": "98px",
+    "UCT": "64px",
+}
 
 
 def node_table_widths(headers: list[str]) -> list[str]:

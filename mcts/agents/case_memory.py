@@ -76,8 +76,11 @@ class Case:
     hops: tuple[Hop, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"question": self.question, "entities": list(self.entities),
-                "hops": [[d, list(p)] for d, p in self.hops]}  # fmt: skip
+        return {
+            "question": self.question,
+            "entities": list(self.entities),
+            "hops": [[d, list(p)] for d, p in self.hops],
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Case:

@@ -99,9 +99,16 @@ def build_world(
         world = _CACHE.get(key)
         if world is None:
             world = _build(
-                spec, policy_kind, pol_name, sco_name, policy_endpoint, constant, constant_reward, public,
+                spec,
+                policy_kind,
+                pol_name,
+                sco_name,
+                policy_endpoint,
+                constant,
+                constant_reward,
+                public,
                 adapter,
-            )  # fmt: skip
+            )
             _CACHE[key] = world
         return world
 

@@ -152,10 +152,16 @@ def cmd_train_policy(args: argparse.Namespace) -> int:
 
         try:
             summary = build_option_ranker(
-                args.kb, read_jsonl(args.questions), trajectories, split, args.out,
-                args.states or Path(args.out) / "states.jsonl", resume=args.resume,
-                relation_fit=args.relation_fit, progress=bar,
-            )  # fmt: skip
+                args.kb,
+                read_jsonl(args.questions),
+                trajectories,
+                split,
+                args.out,
+                args.states or Path(args.out) / "states.jsonl",
+                resume=args.resume,
+                relation_fit=args.relation_fit,
+                progress=bar,
+            )
         except (ValueError, OSError) as exc:
             return _err(str(exc))
     else:
@@ -174,9 +180,14 @@ def cmd_train_policy(args: argparse.Namespace) -> int:
         )
         try:
             summary = train_lora(
-                trajectories, args.base, args.out, settings, ids=train, resume=args.resume,
+                trajectories,
+                args.base,
+                args.out,
+                settings,
+                ids=train,
+                resume=args.resume,
                 progress=not args.no_progress,
-            )  # fmt: skip
+            )
         except (ValueError, RuntimeError, OSError) as exc:
             return _err(str(exc))
     print(json.dumps(summary, indent=1))

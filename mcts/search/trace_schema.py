@@ -42,9 +42,20 @@ MAX_INT = 2**53  # the largest whole number JSON readers (and the browser) keep 
 MAX_TEXT = 1_000_000  # characters in one string (the whole file is at most 20 MB)
 MAX_ITEMS = 200_000  # items in one list (MAX_EVENTS; nodes are bounded by the tree check)
 RECORDS: tuple[type, ...] = (
-    SearchSettings, RunMeta, Node, Step, Action, Observation, Value, EntityHit, GraphPattern,
-    SearchResult, VoteRow, CostSummary, *EVENT_TYPES.values(),
-)  # fmt: skip
+    SearchSettings,
+    RunMeta,
+    Node,
+    Step,
+    Action,
+    Observation,
+    Value,
+    EntityHit,
+    GraphPattern,
+    SearchResult,
+    VoteRow,
+    CostSummary,
+    *EVENT_TYPES.values(),
+)
 
 
 class SchemaError(ValueError):
@@ -70,24 +81,40 @@ UNIT = Range(0, 1)
 FREE = Range(nan=True)
 # "Record.field" -> range; a field not named here has the default Range() (finite, |x| <= 2**53).
 RANGES: dict[str, Range] = {
-    "Node.id": COUNT, "Node.depth": COUNT, "Node.round": COUNT, "Node.visits": COUNT,
-    "Node.decay": UNIT, "Node.prior": UNIT, "Node.reward": FREE, "Node.policy_score": FREE,
-    "Node.ppl_history": Range(0, math.inf, nan=True), "Node.ppl_with_question": Range(0, math.inf, nan=True),
+    "Node.id": COUNT,
+    "Node.depth": COUNT,
+    "Node.round": COUNT,
+    "Node.visits": COUNT,
+    "Node.decay": UNIT,
+    "Node.prior": UNIT,
+    "Node.reward": FREE,
+    "Node.policy_score": FREE,
+    "Node.ppl_history": Range(0, math.inf, nan=True),
+    "Node.ppl_with_question": Range(0, math.inf, nan=True),
     "SearchSettings.seed": Range(0, 2**32 - 1),  # what every seeding API (torch, numpy, random) takes
-    "NodeScored.ppl_history": FREE, "NodeScored.ppl_with_question": FREE, "NodeScored.reward": FREE,
-    "ValuesBackedUp.reward": FREE, "ValuesBackedUp.decayed_reward": FREE, "RoundFinished.best_reward": FREE,
-    "VoteRow.count": COUNT, "SearchResult.rounds": COUNT, "SearchResult.nodes": COUNT,
-    "SearchResult.terminals": COUNT, "CostSummary.tool_calls": COUNT,
+    "NodeScored.ppl_history": FREE,
+    "NodeScored.ppl_with_question": FREE,
+    "NodeScored.reward": FREE,
+    "ValuesBackedUp.reward": FREE,
+    "ValuesBackedUp.decayed_reward": FREE,
+    "RoundFinished.best_reward": FREE,
+    "VoteRow.count": COUNT,
+    "SearchResult.rounds": COUNT,
+    "SearchResult.nodes": COUNT,
+    "SearchResult.terminals": COUNT,
+    "CostSummary.tool_calls": COUNT,
     **{f"CostSummary.{f.name}": COUNT for f in dataclasses.fields(CostSummary) if f.name != "tool_calls"},
-}  # fmt: skip
+}
 # Fields the reader fills in when absent although their record has no default.
 OPTIONAL = {"Node.step"}
 # Fields whose hint is looser than what the writer puts there.
 HINTS: dict[str, Any] = {
-    "Trace.nodes": tuple[Node, ...], "Trace.events": tuple[Event, ...],
-    "Trace.cleaning_rules": tuple[CleaningRule, ...], "SearchResult.vote_mode": VoteMode,
+    "Trace.nodes": tuple[Node, ...],
+    "Trace.events": tuple[Event, ...],
+    "Trace.cleaning_rules": tuple[CleaningRule, ...],
+    "SearchResult.vote_mode": VoteMode,
     "CostSummary.tool_calls": dict[ToolName, int],
-}  # fmt: skip
+}
 
 
 def _show(value: Any) -> str:

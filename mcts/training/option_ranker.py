@@ -242,6 +242,10 @@ def train_option_ranker(
     trained = OptionRanker(kept.ranker.weights, {"trained": summary})
     Path(out).mkdir(parents=True, exist_ok=True)
     trained.save(out)
-    save_curve(Path(out) / "option_ranker_loss.png", {"train loss": kept.curve}, xlabel="step",
-               title=f"option ranker (listwise, l2 {kept.l2:g})")  # fmt: skip
+    save_curve(
+        Path(out) / "option_ranker_loss.png",
+        {"train loss": kept.curve},
+        xlabel="step",
+        title=f"option ranker (listwise, l2 {kept.l2:g})",
+    )
     return summary

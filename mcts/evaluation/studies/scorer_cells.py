@@ -143,8 +143,10 @@ def read_cells(root: Path, runs: Mapping[str, Path] | None = None) -> Cells:
     `runs` folder (set -> a folder of several methods)."""
     cells: Cells = {}
     for name, by_scorer in _raw_rows(root, runs or {}).items():
-        answers = {s: {r.question_id: tuple(sorted(str(a.get("id")) for a in r.answer)) for r in rows}
-                   for s, rows in by_scorer.items()}  # fmt: skip
+        answers = {
+            s: {r.question_id: tuple(sorted(str(a.get("id")) for a in r.answer)) for r in rows}
+            for s, rows in by_scorer.items()
+        }
         constant = answers.get("constant")
         cells[name] = {}
         for scorer, rows in by_scorer.items():

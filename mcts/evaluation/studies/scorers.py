@@ -119,12 +119,19 @@ def evidence(cells: Cells, chosen: str | None, written_by: str) -> dict[str, Any
         sets[key] = {
             "label": label,
             "role": "choice" if key in CHOICE_SETS else "report",
-            "scorers": {s: {"f1": round(c.f1, 4), "n": c.n, "differ_from_constant": c.differ,
-                            "sibling_spread": None if c.spread is None else round(c.spread, 4),
-                            "trees_differ_from_constant": c.trees_differ,
-                            "seconds": round(c.seconds, 1)}
-                        for s in keep if (c := cells[key].get(s)) is not None},
-        }  # fmt: skip
+            "scorers": {
+                s: {
+                    "f1": round(c.f1, 4),
+                    "n": c.n,
+                    "differ_from_constant": c.differ,
+                    "sibling_spread": None if c.spread is None else round(c.spread, 4),
+                    "trees_differ_from_constant": c.trees_differ,
+                    "seconds": round(c.seconds, 1),
+                }
+                for s in keep
+                if (c := cells[key].get(s)) is not None
+            },
+        }
     return {
         "chosen": chosen,
         "shipped": SHIPPED,
