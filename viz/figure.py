@@ -194,8 +194,27 @@ def build_figure(
             keep.add(inspected)
         layout = layout_tree(tree, max_children=max_children, keep=keep)
     pos = layout.positions
-    data: list[dict[str, Any]] = []
+    scale = marker_scale(layout.width)
+    labelled = (
+        set(pos) if len(pos) <= label_threshold else thin_labels(layout, priority=[*best, *selected_path])
+    )
+    data = [
+        *_edge_traces(layout, best, selected_path, best_label),
+        *_node_traces(tree, pos, c, labelled, scale, truth),
+        *_collapsed_traces(layout, scale),
+        *_highlight_traces(pos, scale, flipped, truth, only_here, inspected),
+    ]
+    rewards = [tree[n].reward for n in pos if tree[n].reward is not None]
+    fig_layout = _figure_layout(layout, alpha, title, height, rewards)
+    return go.Figure({"data": data, "layout": fig_layout}, _validate=False)
 
+
+def _edge_traces(
+    layout: TreeLayout, best: Sequence[int], selected_path: Sequence[int], best_label: str
+) -> list[dict[str, Any]]:
+    """Every edge (to the "+n" markers too) in grey, then the best path and the last
+    round's selection drawn over them."""
+    pos = layout.positions
     ex: list[float | None] = []
     ey: list[float | None] = []
     for a, b in layout.edges:
@@ -204,96 +223,108 @@ def build_figure(
     for m in layout.more:
         ex += [pos[m.parent_id][0], m.x, None]
         ey += [-pos[m.parent_id][1], -m.depth, None]
-    data.append(_line_trace(ex, ey, "edges", "#9aa3ad", 1.2, show_legend=False))
+    traces = [_line_trace(ex, ey, "edges", "#9aa3ad", 1.2, show_legend=False)]
     if len(best) > 1:
         bx, by = _path_xy(best, layout)
-        data.append(_line_trace(bx, by, best_label, "#e6a700", 5.0))
+        traces.append(_line_trace(bx, by, best_label, "#e6a700", 5.0))
     if len(selected_path) > 1:
         sx, sy = _path_xy(selected_path, layout)
-        data.append(_line_trace(sx, sy, "selected last round", "#7b3294", 2.5, dash="dash"))
+        traces.append(_line_trace(sx, sy, "selected last round", "#7b3294", 2.5, dash="dash"))
+    return traces
 
-    labelled = (
-        set(pos) if len(pos) <= label_threshold else thin_labels(layout, priority=[*best, *selected_path])
-    )
-    scale = marker_scale(layout.width)
+
+def _node_traces(
+    tree: Tree,
+    pos: dict[int, tuple[float, int]],
+    c: float,
+    labelled: Collection[int],
+    scale: float,
+    truth: TruthMarks | None,
+) -> list[dict[str, Any]]:
+    """One marker trace per node kind present, in `KINDS` order, each reward-coloured kind
+    followed by its grey legend entry."""
     groups: dict[str, list[Node]] = {}
     for node_id in sorted(pos):
         node = tree[node_id]
         groups.setdefault(node_kind(node), []).append(node)
+    traces: list[dict[str, Any]] = []
     for kind in KINDS:
         nodes = groups.get(kind.key)
         if nodes:
-            data.append(_node_trace(tree, kind, nodes, pos, c, labelled, scale, truth))
+            traces.append(_node_trace(tree, kind, nodes, pos, c, labelled, scale, truth))
             if kind.coloured:
-                data.append(_legend_entry(kind))
+                traces.append(_legend_entry(kind))
+    return traces
 
-    if layout.more:
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers+text",
-                "name": "collapsed children",
-                "x": [m.x for m in layout.more],
-                "y": [-m.depth for m in layout.more],
-                "text": [f"+{len(m.hidden)}" for m in layout.more],
-                "textposition": "middle right",
-                "customdata": [m.parent_id for m in layout.more],
-                "hovertext": [
-                    f"+{len(m.hidden)} more children of node {m.parent_id} ({m.hidden_nodes} nodes);"
-                    "<br>pick them in the node list"
-                    for m in layout.more
-                ],
-                "hoverinfo": "text",
-                "marker": {"symbol": "circle-open-dot", "size": max(14 * scale, 6), "color": "#6c757d"},
-            }
-        )
+
+def _collapsed_traces(layout: TreeLayout, scale: float) -> list[dict[str, Any]]:
+    """The "+n" markers of collapsed fans (none when nothing is collapsed)."""
+    if not layout.more:
+        return []
+    trace = {
+        "type": "scatter",
+        "mode": "markers+text",
+        "name": "collapsed children",
+        "x": [m.x for m in layout.more],
+        "y": [-m.depth for m in layout.more],
+        "text": [f"+{len(m.hidden)}" for m in layout.more],
+        "textposition": "middle right",
+        "customdata": [m.parent_id for m in layout.more],
+        "hovertext": [
+            f"+{len(m.hidden)} more children of node {m.parent_id} ({m.hidden_nodes} nodes);"
+            "<br>pick them in the node list"
+            for m in layout.more
+        ],
+        "hoverinfo": "text",
+        "marker": {"symbol": "circle-open-dot", "size": max(14 * scale, 6), "color": "#6c757d"},
+    }
+    return [trace]
+
+
+def _highlight_traces(
+    pos: dict[int, tuple[float, int]],
+    scale: float,
+    flipped: Collection[int],
+    truth: TruthMarks | None,
+    only_here: Collection[int] | None,
+    inspected: int | None,
+) -> list[dict[str, Any]]:
+    """The rings over nodes: rank flipped by a re-score, the truth overlay's verdicts,
+    visited by this run only, and the inspected node (drawn last, on top)."""
+    ring = max(scale, 0.6)
+    traces: list[dict[str, Any]] = []
     ringed = [n for n in sorted(flipped) if n in pos]
     if ringed:
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "rank flipped by re-score",
-                "x": [pos[n][0] for n in ringed],
-                "y": [-pos[n][1] for n in ringed],
-                "hoverinfo": "skip",
-                "marker": {
-                    "symbol": "circle-open",
-                    "size": 26 * max(scale, 0.6),
-                    "color": "#e8590c",
-                    "line": {"width": 2.5},
-                },
-            }
-        )
+        marker = {"symbol": "circle-open", "size": 26 * ring, "color": "#e8590c", "line": {"width": 2.5}}
+        traces.append(_marker_trace(ringed, pos, "rank flipped by re-score", marker))
     if truth is not None:
         for ids, name, colour in (
             (truth.right, "IG's top child is truly best (gold)", "#2f9e44"),
             (truth.wrong, "IG's top child is not truly best (gold)", "#e03131"),
         ):
-            data.append(_ring_trace(ids, pos, name, colour, 30 * max(scale, 0.6), "circle-open"))
+            traces.append(_ring_trace(ids, pos, name, colour, 30 * ring, "circle-open"))
     if only_here is not None:
-        data.append(
-            _ring_trace(
-                only_here, pos, "visited by this run only", "#1c7ed6", 24 * max(scale, 0.6), "square-open"
-            )
+        traces.append(
+            _ring_trace(only_here, pos, "visited by this run only", "#1c7ed6", 24 * ring, "square-open")
         )
     if inspected is not None and inspected in pos:
-        x, d = pos[inspected]
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "inspected",
-                "x": [x],
-                "y": [-d],
-                "hoverinfo": "skip",
-                "marker": {"symbol": "circle-open", "size": 36, "color": "#111", "line": {"width": 3}},
-            }
-        )
+        marker = {"symbol": "circle-open", "size": 36, "color": "#111", "line": {"width": 3}}
+        traces.append(_marker_trace([inspected], pos, "inspected", marker))
+    return traces
 
-    rewards = [tree[n].reward for n in pos if tree[n].reward is not None]
-    fig_layout = _figure_layout(layout, alpha, title, height, rewards)
-    return go.Figure({"data": data, "layout": fig_layout}, _validate=False)
+
+def _marker_trace(
+    ids: Sequence[int], pos: dict[int, tuple[float, int]], name: str, marker: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": name,
+        "x": [pos[n][0] for n in ids],
+        "y": [-pos[n][1] for n in ids],
+        "hoverinfo": "skip",
+        "marker": marker,
+    }
 
 
 @dataclass(frozen=True)

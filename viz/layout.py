@@ -77,6 +77,20 @@ def _shown_children(
     return shown, hidden
 
 
+@dataclass(frozen=True)
+class _Items:
+    """What is drawn, in breadth-first order: real nodes and "+n more" markers.
+
+    `items[i]` is ("node", node id) or ("more", index into `markers`); `children[i]` are
+    the item indices of item i's shown children (its marker last); `order` is the BFS
+    order of item indices (parents before children)."""
+
+    items: list[tuple[str, int]]
+    children: list[list[int]]
+    markers: list[tuple[int, list[int]]]  # (parent id, hidden child ids) per marker
+    order: list[int]
+
+
 def layout_tree(
     tree: Tree,
     *,
@@ -94,96 +108,108 @@ def layout_tree(
     for node_id in keep:
         if 0 <= node_id < len(tree):
             keep_all.update(tree.path(node_id))
-    keep_set = frozenset(keep_all)
+    # Items are built top-down and placed bottom-up.
+    found = _collect_items(tree, max_children, frozenset(keep_all))
+    boxes = _pack_boxes(found, gap)
+    xs, depths = _absolute_positions(found, boxes)
+    return _assemble(tree, found, xs, depths)
 
-    # Items: real nodes (id >= 0) and markers; built top-down, placed bottom-up.
-    # An item is (kind, ref): ("node", id) or ("more", parent index into markers).
-    items: list[tuple[str, int]] = [("node", ROOT_ID)]
-    item_children: list[list[int]] = [[]]
-    markers_raw: list[tuple[int, list[int]]] = []
-    order = [0]
+
+def _collect_items(tree: Tree, max_children: int, keep: frozenset[int]) -> _Items:
+    found = _Items(items=[("node", ROOT_ID)], children=[[]], markers=[], order=[0])
     i = 0
-    while i < len(order):
-        idx = order[i]
+    while i < len(found.order):
+        idx = found.order[i]
         i += 1
-        kind, ref = items[idx]
+        kind, ref = found.items[idx]
         if kind != "node":
             continue
-        shown, hidden = _shown_children(tree, ref, max_children, keep_set)
+        shown, hidden = _shown_children(tree, ref, max_children, keep)
         for child in shown:
-            items.append(("node", child))
-            item_children.append([])
-            item_children[idx].append(len(items) - 1)
-            order.append(len(items) - 1)
+            _add_item(found, idx, ("node", child))
         if hidden:
-            markers_raw.append((ref, hidden))
-            items.append(("more", len(markers_raw) - 1))
-            item_children.append([])
-            item_children[idx].append(len(items) - 1)
-            order.append(len(items) - 1)
+            found.markers.append((ref, hidden))
+            _add_item(found, idx, ("more", len(found.markers) - 1))
+    return found
 
-    boxes: list[_Box | None] = [None] * len(items)
-    for idx in reversed(order):  # children before parents (BFS order reversed)
-        kids = item_children[idx]
-        if not kids:
-            boxes[idx] = _Box(left=[0.0], right=[0.0], offsets=[])
-            continue
-        placed: list[tuple[int, float]] = []
-        acc_right: list[float] = []  # right contour of what is placed so far
-        for kid in kids:
-            box = boxes[kid]
-            assert box is not None
-            shift = 0.0
-            if acc_right:
-                shift = max(
-                    acc_right[lvl] - box.left[lvl] + gap for lvl in range(min(len(acc_right), len(box.left)))
-                )
-            placed.append((kid, shift))
-            for lvl, r in enumerate(box.right):
-                if lvl < len(acc_right):
-                    acc_right[lvl] = max(acc_right[lvl], r + shift)
-                else:
-                    acc_right.append(r + shift)
-        centre = (placed[0][1] + placed[-1][1]) / 2
-        offsets = [(kid, x - centre) for kid, x in placed]
-        left = [0.0]
-        right = [0.0]
-        for kid, x in offsets:
-            box = boxes[kid]
-            assert box is not None
-            for lvl in range(len(box.left)):
-                if lvl + 1 < len(left):
-                    left[lvl + 1] = min(left[lvl + 1], box.left[lvl] + x)
-                    right[lvl + 1] = max(right[lvl + 1], box.right[lvl] + x)
-                else:
-                    left.append(box.left[lvl] + x)
-                    right.append(box.right[lvl] + x)
-        boxes[idx] = _Box(left=left, right=right, offsets=offsets)
 
-    # Absolute positions, top-down.
-    xs = [0.0] * len(items)
-    depths = [0] * len(items)
-    for idx in order:
-        box = boxes[idx]
-        assert box is not None
-        for kid, dx in box.offsets:
+def _add_item(found: _Items, parent: int, item: tuple[str, int]) -> None:
+    found.items.append(item)
+    found.children.append([])
+    found.children[parent].append(len(found.items) - 1)
+    found.order.append(len(found.items) - 1)
+
+
+def _pack_boxes(found: _Items, gap: float) -> list[_Box]:
+    """Every item's subtree box, children before parents (BFS order reversed)."""
+    boxes: dict[int, _Box] = {}
+    for idx in reversed(found.order):
+        boxes[idx] = _pack([(kid, boxes[kid]) for kid in found.children[idx]], gap)
+    return [boxes[idx] for idx in range(len(found.items))]
+
+
+def _pack(kids: list[tuple[int, _Box]], gap: float) -> _Box:
+    """One parent's box: its children's boxes side by side, each pushed right just far
+    enough to clear the right contour of those before it, the parent centred over the
+    first and the last."""
+    if not kids:
+        return _Box(left=[0.0], right=[0.0], offsets=[])
+    placed: list[tuple[int, float]] = []
+    acc_right: list[float] = []  # right contour of what is placed so far
+    for kid, box in kids:
+        shift = 0.0
+        if acc_right:
+            shift = max(
+                acc_right[lvl] - box.left[lvl] + gap for lvl in range(min(len(acc_right), len(box.left)))
+            )
+        placed.append((kid, shift))
+        for lvl, r in enumerate(box.right):
+            if lvl < len(acc_right):
+                acc_right[lvl] = max(acc_right[lvl], r + shift)
+            else:
+                acc_right.append(r + shift)
+    centre = (placed[0][1] + placed[-1][1]) / 2
+    offsets = [(kid, x - centre) for kid, x in placed]
+    left = [0.0]
+    right = [0.0]
+    for (_, x), (_, box) in zip(offsets, kids, strict=True):
+        for lvl in range(len(box.left)):
+            if lvl + 1 < len(left):
+                left[lvl + 1] = min(left[lvl + 1], box.left[lvl] + x)
+                right[lvl + 1] = max(right[lvl + 1], box.right[lvl] + x)
+            else:
+                left.append(box.left[lvl] + x)
+                right.append(box.right[lvl] + x)
+    return _Box(left=left, right=right, offsets=offsets)
+
+
+def _absolute_positions(found: _Items, boxes: list[_Box]) -> tuple[list[float], list[int]]:
+    """(x, depth) of every item, top-down from the boxes' relative offsets."""
+    xs = [0.0] * len(found.items)
+    depths = [0] * len(found.items)
+    for idx in found.order:
+        for kid, dx in boxes[idx].offsets:
             xs[kid] = xs[idx] + dx
             depths[kid] = depths[idx] + 1
-    min_x = min(xs)
+    return xs, depths
 
+
+def _assemble(tree: Tree, found: _Items, xs: list[float], depths: list[int]) -> TreeLayout:
+    """The layout in node ids, x shifted to start at 0."""
+    min_x = min(xs)
     positions: dict[int, tuple[float, int]] = {}
     edges: list[tuple[int, int]] = []
     more: list[MoreMarker] = []
-    for idx in order:
-        kind, ref = items[idx]
+    for idx in found.order:
+        kind, ref = found.items[idx]
         x = round(xs[idx] - min_x, 6)
         if kind == "node":
             positions[ref] = (x, depths[idx])
-            for kid in item_children[idx]:
-                if items[kid][0] == "node":
-                    edges.append((ref, items[kid][1]))
+            for kid in found.children[idx]:
+                if found.items[kid][0] == "node":
+                    edges.append((ref, found.items[kid][1]))
         else:
-            parent_id, hidden = markers_raw[ref]
+            parent_id, hidden = found.markers[ref]
             size = sum(_subtree_size(tree, h) for h in hidden)
             more.append(MoreMarker(parent_id, tuple(hidden), size, x, depths[idx]))
     width = max(xs) - min_x
