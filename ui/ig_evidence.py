@@ -45,9 +45,8 @@ def _set_line(label: str, scorers: dict[str, Any], ig: str) -> tuple[str, int] |
     single = scorers.get("single")
     greedy = f", greedy path {_pct(single['f1'])}" if single else ""
     n = mine["n"]
-    unlike = [f"its {what} on {count} of {n}" for what, count in (
-        ("tree", mine.get("trees_differ_from_constant")), ("answer", mine.get("differ_from_constant"))
-    ) if count is not None]  # fmt: skip
+    differs = (("tree", mine.get("trees_differ_from_constant")), ("answer", mine.get("differ_from_constant")))
+    unlike = [f"its {what} on {count} of {n}" for what, count in differs if count is not None]
     moved = f"; unlike the constant reward's: {', '.join(unlike)}" if unlike else ""
     return (
         f"- **{label}** ({n} questions): IG {_pct(mine['f1'])} F1, constant reward {_pct(const['f1'])}"
