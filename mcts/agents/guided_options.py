@@ -14,8 +14,9 @@ the observations. This module knows nothing of models.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Literal
 
@@ -27,6 +28,7 @@ from mcts.agents.case_memory import CaseFit
 from mcts.agents.guided_state import GuidedState, squash
 from mcts.agents.query_builder import (
     Op,
+    Order,
     Query,
     answer_pattern_query,
     compared,
@@ -38,9 +40,17 @@ from mcts.agents.query_builder import (
 )
 
 OptionKind = Literal[
-    "search_nodes", "entity_patterns", "answer_patterns", "hop", "extend", "constrain",
-    "superlative", "compare", "count", "done",
-]  # fmt: skip
+    "search_nodes",
+    "entity_patterns",
+    "answer_patterns",
+    "hop",
+    "extend",
+    "constrain",
+    "superlative",
+    "compare",
+    "count",
+    "done",
+]
 _DATES = frozenset({"date", "dateTime", "gYear", "gYearMonth"})
 _NUMBERS = frozenset(
     {"integer", "int", "decimal", "float", "double", "long", "short", "nonNegativeInteger", "positiveInteger"}
@@ -137,11 +147,27 @@ PRIOR_NAMES = frozenset(f.name for f in fields(Priors))
 # as the question's relation phrase (`relation_fit`: what the entity could answer, which
 # needs no training question of the same family).
 LEARNED_ONLY = (
-    "hit_rank", "name_in_question", "span_words", "similarity_gap", "relation_fit",
-    "span_position", "span_proper", "span_quoted", "span_alias", "popularity", "inverse", "cvt", "sample_fit",
-    "case_entity", "case_relation", "case_relation_any",
-    "case_stop", "case_further", "case_stop_any", "case_further_any",
-)  # fmt: skip
+    "hit_rank",
+    "name_in_question",
+    "span_words",
+    "similarity_gap",
+    "relation_fit",
+    "span_position",
+    "span_proper",
+    "span_quoted",
+    "span_alias",
+    "popularity",
+    "inverse",
+    "cvt",
+    "sample_fit",
+    "case_entity",
+    "case_relation",
+    "case_relation_any",
+    "case_stop",
+    "case_further",
+    "case_stop_any",
+    "case_further_any",
+)
 Features = tuple[tuple[str, float], ...]
 
 
@@ -179,9 +205,8 @@ class QuestionCues:
             before=_BEFORE.search(question) is not None,
             after=_AFTER.search(question) is not None,
             numbers=numbers,
-            wh="when" if _WHEN.search(question) else "where" if _WHERE.search(question) else
-            "who" if _WHO.search(question) else "",
-        )  # fmt: skip
+            wh=_question_word(question),
+        )
 
     def fits(self, relation: str, sample: Value) -> int:
         """+1 / -1 / 0: does a relation leading to `sample` fit the question word?"""
@@ -201,6 +226,16 @@ class QuestionCues:
     @property
     def comparative(self) -> bool:
         return bool(self.numbers) and not self.asks_count
+
+
+def _question_word(question: str) -> Wh:
+    if _WHEN.search(question):
+        return "when"
+    if _WHERE.search(question):
+        return "where"
+    if _WHO.search(question):
+        return "who"
+    return ""
 
 
 def _names(values: Sequence[Value], limit: int = 3) -> str:
@@ -293,6 +328,69 @@ def unused_mentions(state: GuidedState, mentions: Sequence[EntityHit]) -> list[s
     return [s for s in spans if s.casefold() not in state.searched]
 
 
+# Cheap pre-ranks per option family, used only to cap the candidate list before the LM scores
+# it (higher survives the cap; ties keep the enumeration order). A few steps that bring in
+# new information (an entity, the relations around one) rank above the many queries built
+# from patterns, which compete among themselves by similarity (+ the pattern's score, < 1).
+RANK_DONE = 100.0  # stopping: never hidden by the cap, whatever else is on offer
+RANK_SEARCH = 50.0  # an entity the question names: without it no query can start
+RANK_ENTITY_PATTERNS = 40.0  # the relations around a found entity: what a first query is built from
+RANK_ANSWER_PATTERNS = 30.0  # the relations around the answers: what a refinement is built from
+RANK_COUNT_ASKED = 25.0  # COUNT when the question asks "how many": above every pattern query
+RANK_BUILD_ON = 20.0  # extend / constrain the current answers (+ score): the usual next query
+RANK_ORDER = 15.0  # superlative / comparison (+ score): only for number and date patterns
+RANK_HOP = 10.0  # a fresh one-hop query (+ score): once answers exist, it abandons them
+RANK_COUNT = 5.0  # COUNT when the question does not ask for one: last, kept only if room is left
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every option family reads: the state, the question's cues and the side evidence
+    (see `enumerate_options`), with the few facts about the current answers several families
+    share."""
+
+    state: GuidedState
+    mentions: Sequence[EntityHit]
+    flavour: Flavour
+    priors: Priors
+    cues: QuestionCues
+    semantic: str  # the relation phrase every SearchGraphPatterns carries
+    per_anchor: int
+    hit_similarity: Mapping[str, float]
+    popularity: Mapping[str, float]
+    sample_fit: Mapping[GraphPattern, float]
+    cases: CaseFit
+    relation_fit: Mapping[str, float]
+    refined: bool  # the current query has an ORDER BY or a comparing FILTER
+    unfit: bool  # the current answers do not fit the question word (`_answers_unfit`)
+    counted: bool  # the current answers already say "how many" (see `_is_counted`)
+
+    def option(
+        self, kind: OptionKind, thought: str, action: Action, feats: dict[str, float], rank: float
+    ) -> Option:
+        kept = tuple((k, float(v)) for k, v in feats.items() if v)
+        return Option(kind, thought, action, self.priors.weigh(kept), rank, kept)
+
+    def query(
+        self, kind: OptionKind, thought: str, query: Query, feats: dict[str, float], rank: float
+    ) -> Option:
+        return self.option(kind, thought, Action("ExecuteSPARQL", query.render()), feats, rank)
+
+    def ref(self, ident: str) -> str:
+        """How the query builder writes the entity (`ns:m.0abc`, `wd:Q76`)."""
+        return self.flavour.short(self.flavour.entity_iri(ident))
+
+    def fit(self, p: GraphPattern) -> float:
+        return self.cues.fits(p.label or p.relation_text(), p.sample)
+
+    def shape(self, p: GraphPattern) -> dict[str, float]:
+        return {
+            **pattern_shape(p),
+            "sample_fit": self.sample_fit.get(p, 0.0),
+            "case_relation_any": self.cases.relation_any.get(p, 0.0),
+        }
+
+
 def enumerate_options(
     state: GuidedState,
     mentions: Sequence[EntityHit],
@@ -313,154 +411,237 @@ def enumerate_options(
     -> similarity of its sample to what the question asks for; `cases`: the case memory's
     evidence for each entity and relation; `relation_fit`: span -> how well its entities'
     relations read as the question's relation phrase (the first search only)."""
-    popularity = popularity or {}
-    relation_fit = relation_fit or {}
-    sample_fit = sample_fit or {}
-    cases = cases or CaseFit()
-
-    def shape(p: GraphPattern) -> dict[str, float]:
-        return {**pattern_shape(p), "sample_fit": sample_fit.get(p, 0.0),
-                "case_relation_any": cases.relation_any.get(p, 0.0)}  # fmt: skip
-
-    q = state.question
-    cues = QuestionCues.read(q)
-    semantic = relation_phrase(q, [h.name for h in (*mentions, *state.hits)])
-    out: list[Option] = []
+    cues = QuestionCues.read(state.question)
     current = state.current
-
-    def add(kind: OptionKind, thought: str, action: Action, feats: dict[str, float], rank: float) -> None:
-        if action.render() not in state.taken:
-            kept = tuple((k, float(v)) for k, v in feats.items() if v)
-            out.append(Option(kind, thought, action, priors.weigh(kept), rank, kept))
-
-    def execute(kind: OptionKind, thought: str, query: Query, feats: dict[str, float], rank: float) -> None:
-        if squash(query.render()) not in state.executed:
-            add(kind, thought, Action("ExecuteSPARQL", query.render()), feats, rank)
-
-    def ref(ident: str) -> str:  # how the query builder writes the entity (`ns:m.0abc`, `wd:Q76`)
-        return flavour.short(flavour.entity_iri(ident))
-
-    def fit(p: GraphPattern) -> float:
-        return cues.fits(p.label or p.relation_text(), p.sample)
-
-    # ----- entities named in the question
+    ctx = _Context(
+        state=state,
+        mentions=mentions,
+        flavour=flavour,
+        priors=priors,
+        cues=cues,
+        semantic=relation_phrase(state.question, [h.name for h in (*mentions, *state.hits)]),
+        per_anchor=per_anchor,
+        hit_similarity=hit_similarity or {},
+        popularity=popularity or {},
+        sample_fit=sample_fit or {},
+        cases=cases or CaseFit(),
+        relation_fit=relation_fit or {},
+        refined=current is not None
+        and (current.order is not None or any(f.op != "!=" for f in current.filters)),
+        unfit=current is not None and not current.count and _answers_unfit(cues, current, state),
+        counted=current is not None and _is_counted(current, state),
+    )
     unused = unused_mentions(state, mentions)
-    if not state.hits or current is not None:
-        second = 1.0 if current is not None else 0.0
-        for span in unused[: FIRST_SEARCHES if not state.hits else 2]:
-            feats = {"second_entity": second, "span_words": len(span.split()), **span_cues(span, q)}
-            found = [h.id for h in mentions if span_for(h, q) == span]
-            feats["popularity"] = max((popularity.get(i, 0.0) for i in found), default=0.0)
-            feats["case_entity"] = max((cases.entity.get(i, 0.0) for i in found), default=0.0)
-            if not state.hits:
-                feats["relation_fit"] = relation_fit.get(span, 0.0)
-            add("search_nodes", f'Find the entity "{span}" in the knowledge base.', Action("SearchNodes", span),
-                feats, 50.0)  # fmt: skip
+    options = itertools.chain(
+        _search_options(ctx, unused),
+        _entity_pattern_options(ctx),
+        _done_option(ctx, unused),
+        _answer_pattern_option(ctx),
+        _count_option(ctx),
+        _entity_query_options(ctx),
+        _answer_query_options(ctx),
+    )
+    return [o for o in options if _is_new(o.action, state)]
+
+
+def _is_new(action: Action, state: GuidedState) -> bool:
+    """Neither this action nor (for a query) the same query differently spaced was taken."""
+    if action.tool == "ExecuteSPARQL" and squash(action.argument) in state.executed:
+        return False
+    return action.render() not in state.taken
+
+
+def _is_counted(query: Query, state: GuidedState) -> bool:
+    """A "how many" is answered by a COUNT, or by a number the KB stores (episodes: 62)."""
+    return query.count or all(v.id is None and (v.datatype or "") in _NUMBERS for v in state.current_values)
+
+
+def _search_options(ctx: _Context, unused: Sequence[str]) -> Iterator[Option]:
+    """SearchNodes for entities the question names and no search has found: up to
+    `FIRST_SEARCHES` spans before anything is found, 2 once a query has results (a second
+    entity for a conjunction), none in between (the found entities come first)."""
+    state, q = ctx.state, ctx.state.question
+    if state.hits and state.current is None:
+        return
+    second = 1.0 if state.current is not None else 0.0
+    for span in unused[: FIRST_SEARCHES if not state.hits else 2]:
+        feats = {"second_entity": second, "span_words": len(span.split()), **span_cues(span, q)}
+        found = [h.id for h in ctx.mentions if span_for(h, q) == span]
+        feats["popularity"] = max((ctx.popularity.get(i, 0.0) for i in found), default=0.0)
+        feats["case_entity"] = max((ctx.cases.entity.get(i, 0.0) for i in found), default=0.0)
+        if not state.hits:
+            feats["relation_fit"] = ctx.relation_fit.get(span, 0.0)
+        thought = f'Find the entity "{span}" in the knowledge base.'
+        yield ctx.option("search_nodes", thought, Action("SearchNodes", span), feats, RANK_SEARCH)
+
+
+def _entity_pattern_options(ctx: _Context) -> Iterator[Option]:
+    """SearchGraphPatterns around the top 3 hits of each search not explored yet (entities
+    the current query already uses excluded)."""
+    state, q, current = ctx.state, ctx.state.question, ctx.state.current
     used = current.entities() if current is not None else set()
     explored_names = {state.name_of(i).casefold() for i in state.entity_patterns}
-    used_names = {state.name_of(i).casefold() for i in used}
     for g, group in enumerate(state.hit_groups):
         latest = g == len(state.hit_groups) - 1
         for position, hit in enumerate(group[:3]):
-            query = state.hit_queries.get(hit.id) or flavour.entity_query(hit)
+            query = state.hit_queries.get(hit.id) or ctx.flavour.entity_query(hit)
             if squash(query) in state.explored or hit.id in used:
                 continue
             about = f" ({hit.description[:60]})" if hit.description else ""
             feats = {
-                "homonym": (hit_similarity or {}).get(hit.id, 0.0),
+                "homonym": ctx.hit_similarity.get(hit.id, 0.0),
                 "hit_rank": position,
                 "name_in_question": float(hit.name.casefold() in q.casefold()),
-                "popularity": popularity.get(hit.id, 0.0),
-                "case_entity": cases.entity.get(hit.id, 0.0),
+                "popularity": ctx.popularity.get(hit.id, 0.0),
+                "case_entity": ctx.cases.entity.get(hit.id, 0.0),
             }
             if current is not None:
                 feats["second_entity" if latest and g > 0 else "switch_penalty"] = 1.0
             elif hit.name.casefold() in explored_names or any(h.id in state.entity_patterns for h in group):
                 feats["switch_penalty"] = 1.0  # a homonym or a sibling hit of an entity already explored
-            add("entity_patterns", f"Look at the relations of {hit.name}{about} that fit the question.",
-                Action("SearchGraphPatterns", query, semantic=semantic), feats, 40.0)  # fmt: skip
+            thought = f"Look at the relations of {hit.name}{about} that fit the question."
+            action = Action("SearchGraphPatterns", query, semantic=ctx.semantic)
+            yield ctx.option("entity_patterns", thought, action, feats, RANK_ENTITY_PATTERNS)
 
-    # ----- the current answers: stop, count, or look further
-    refined = current is not None and (
-        current.order is not None or any(f.op != "!=" for f in current.filters)
-    )
-    unfit = current is not None and not current.count and _answers_unfit(cues, current, state)
-    # "How many ..." is answered by a COUNT, or by a number the KB stores (episodes: 62).
-    counted_already = current is not None and (
-        current.count or all(v.id is None and (v.datatype or "") in _NUMBERS for v in state.current_values)
-    )
-    if current is not None:
-        pending = bool(unused) or unfit or (cues.asks_count and not counted_already)
-        pending = pending or ((cues.superlative or cues.comparative) and not refined and not current.count)
-        ready = state.last_nonempty and state.depth >= 3 and not pending
-        add("done", f"The answer is {_names(state.current_values, 5)}.", Action("Done"),
-            {"done_bonus": float(ready), "case_stop": cases.stop, "case_stop_any": cases.stop_any}, 100.0)  # fmt: skip
-    if current is not None and current.is_plain and state.current_values:
-        query = answer_pattern_query(current)
-        if squash(query) not in state.explored and len(current.triples) < 6:
-            refine = ((cues.superlative or cues.comparative) and not refined) or unfit
-            add("answer_patterns", f"Look at the relations of {_names(state.current_values)} to go one step further.",
-                Action("SearchGraphPatterns", query, semantic=semantic),
-                {"refine": float(refine), "case_further": cases.further, "case_further_any": cases.further_any},
-                30.0)  # fmt: skip
-        wanted = 1.0 if cues.asks_count and not counted_already else -1.0
-        execute("count", f"Count the answers {_names(state.current_values)}.", counted(current), {"count": wanted},
-                25.0 if cues.asks_count else 5.0)  # fmt: skip
 
-    # ----- queries from entities' patterns
+def _done_option(ctx: _Context, unused: Sequence[str]) -> Iterator[Option]:
+    """Done once a query has run; its bonus only when nothing the question asks for is
+    obviously still missing (see `Priors.done_bonus`)."""
+    state, cues, current = ctx.state, ctx.cues, ctx.state.current
+    if current is None:
+        return
+    pending = bool(unused) or ctx.unfit or (cues.asks_count and not ctx.counted)
+    pending = pending or ((cues.superlative or cues.comparative) and not ctx.refined and not current.count)
+    ready = state.last_nonempty and state.depth >= 3 and not pending
+    feats = {"done_bonus": float(ready), "case_stop": ctx.cases.stop, "case_stop_any": ctx.cases.stop_any}
+    thought = f"The answer is {_names(state.current_values, 5)}."
+    yield ctx.option("done", thought, Action("Done"), feats, RANK_DONE)
+
+
+def _answer_pattern_option(ctx: _Context) -> Iterator[Option]:
+    """SearchGraphPatterns around the current answers, to go one step further (a plain
+    query with answers and fewer than 6 triples only)."""
+    state, cues, current = ctx.state, ctx.cues, ctx.state.current
+    if current is None or not current.is_plain or not state.current_values:
+        return
+    query = answer_pattern_query(current)
+    if squash(query) in state.explored or len(current.triples) >= 6:
+        return
+    refine = ((cues.superlative or cues.comparative) and not ctx.refined) or ctx.unfit
+    feats = {
+        "refine": float(refine),
+        "case_further": ctx.cases.further,
+        "case_further_any": ctx.cases.further_any,
+    }
+    thought = f"Look at the relations of {_names(state.current_values)} to go one step further."
+    action = Action("SearchGraphPatterns", query, semantic=ctx.semantic)
+    yield ctx.option("answer_patterns", thought, action, feats, RANK_ANSWER_PATTERNS)
+
+
+def _count_option(ctx: _Context) -> Iterator[Option]:
+    """COUNT the current answers (a plain query with answers only)."""
+    state, cues, current = ctx.state, ctx.cues, ctx.state.current
+    if current is None or not current.is_plain or not state.current_values:
+        return
+    wanted = 1.0 if cues.asks_count and not ctx.counted else -1.0
+    rank = RANK_COUNT_ASKED if cues.asks_count else RANK_COUNT
+    thought = f"Count the answers {_names(state.current_values)}."
+    yield ctx.query("count", thought, counted(current), {"count": wanted}, rank)
+
+
+def _entity_query_options(ctx: _Context) -> Iterator[Option]:
+    """Queries from the explored entities' patterns, entity by entity: one-hop queries from
+    an entity (before any query, or one the current query uses), else the current answers
+    constrained by it."""
+    state, current = ctx.state, ctx.state.current
+    used = current.entities() if current is not None else set()
+    used_names = {state.name_of(i).casefold() for i in used}
     for ident, patterns in state.entity_patterns.items():
-        name = state.name_of(ident)
-        best = max((p.score for p in patterns[:per_anchor]), default=0.0)
-        for p in patterns[:per_anchor]:
-            if current is None or ident in used:
-                switch = 1.0 if current is not None else 0.0
-                execute("hop", f"Follow {words(p)} from {name}.", one_hop(ref(ident), p),
-                        {"similarity": p.score, "similarity_gap": p.score - best, "switch_penalty": switch,
-                         "answer_type": fit(p), "case_relation": cases.relation.get((ident, p), 0.0), **shape(p)},
-                        10.0 + p.score)  # fmt: skip
-            elif current.is_plain and name.casefold() not in used_names:  # not a homonym of the anchor
-                execute("constrain", f"Keep the answers linked to {name} by {words(p)}.", constrain(current, ref(ident), p),
-                        {"similarity": p.score, "similarity_gap": p.score - best, **shape(p)},
-                        20.0 + p.score)  # fmt: skip
+        shown = patterns[: ctx.per_anchor]
+        if current is None or ident in used:
+            yield from _hop_options(ctx, ident, shown)
+        elif current.is_plain and state.name_of(ident).casefold() not in used_names:
+            yield from _constrain_options(ctx, current, ident, shown)  # not a homonym of the anchor
 
-    # ----- queries from the answers' patterns
-    if current is not None and current.is_plain:
-        answers = _names(state.current_values)
-        shown = state.current_patterns()[:per_anchor]
-        best = max((p.score for p in shown), default=0.0)
-        for p in shown:
-            feats = {
-                "similarity": p.score,
-                "similarity_gap": p.score - best,
-                "answer_type": fit(p),
-                "case_relation": cases.extension.get(p, 0.0),
-                **shape(p),
-            }
-            feats["repeat_relation"] = float(bool(set(p.predicates) & set(current.relations())))
-            kind = p.sample.datatype or ""
-            if (
-                p.sample.id is None
-                and (kind in _DATES or kind in _NUMBERS)
-                and cues.superlative
-                and not cues.wh
-            ):
-                feats["direction"] = -1.0  # "which ... most/first" asks for the entity, not its value
-            execute("extend", f"Follow {words(p)} from {answers}.", extend(current, p), feats,
-                    20.0 + p.score)  # fmt: skip
-            kind = p.sample.datatype or ""
-            if p.sample.id is not None or (kind not in _DATES and kind not in _NUMBERS):
-                continue
-            is_date = kind in _DATES
-            big, small = ("latest", "earliest") if is_date else ("largest", "smallest")
-            for order, word, hint in (("DESC", big, cues.most), ("ASC", small, cues.least)):
-                execute("superlative", f"Take the answer with the {word} {words(p)}.", superlative(current, p, order),  # type: ignore[arg-type]
-                        {"similarity": p.score, "direction": float(hint)}, 15.0 + p.score)  # fmt: skip
-            for number in cues.numbers[:2]:
-                for op, word, hint in _comparisons(is_date, cues):
-                    execute("compare", f"Keep the answers whose {words(p)} is {word} {number}.",
-                            compared(current, p, op, number, year=is_date and len(number) == 4),
-                            {"similarity": p.score, "direction": float(hint)}, 15.0 + p.score)  # fmt: skip
-    return out
+
+def _hop_options(ctx: _Context, ident: str, patterns: Sequence[GraphPattern]) -> Iterator[Option]:
+    name = ctx.state.name_of(ident)
+    best = max((p.score for p in patterns), default=0.0)
+    switch = 1.0 if ctx.state.current is not None else 0.0
+    for p in patterns:
+        feats = {
+            "similarity": p.score,
+            "similarity_gap": p.score - best,
+            "switch_penalty": switch,
+            "answer_type": ctx.fit(p),
+            "case_relation": ctx.cases.relation.get((ident, p), 0.0),
+            **ctx.shape(p),
+        }
+        query = one_hop(ctx.ref(ident), p)
+        yield ctx.query("hop", f"Follow {words(p)} from {name}.", query, feats, RANK_HOP + p.score)
+
+
+def _constrain_options(
+    ctx: _Context, current: Query, ident: str, patterns: Sequence[GraphPattern]
+) -> Iterator[Option]:
+    name = ctx.state.name_of(ident)
+    best = max((p.score for p in patterns), default=0.0)
+    for p in patterns:
+        feats = {"similarity": p.score, "similarity_gap": p.score - best, **ctx.shape(p)}
+        thought = f"Keep the answers linked to {name} by {words(p)}."
+        query = constrain(current, ctx.ref(ident), p)
+        yield ctx.query("constrain", thought, query, feats, RANK_BUILD_ON + p.score)
+
+
+def _answer_query_options(ctx: _Context) -> Iterator[Option]:
+    """Queries from the current answers' patterns, pattern by pattern: the answers extended
+    along it and, for a number or date, the answers ordered or compared by it."""
+    current = ctx.state.current
+    if current is None or not current.is_plain:
+        return
+    shown = ctx.state.current_patterns()[: ctx.per_anchor]
+    best = max((p.score for p in shown), default=0.0)
+    for p in shown:
+        yield from _extend_option(ctx, current, p, best)
+        kind = p.sample.datatype or ""
+        if p.sample.id is None and (kind in _DATES or kind in _NUMBERS):
+            yield from _order_options(ctx, current, p, is_date=kind in _DATES)
+
+
+def _extend_option(ctx: _Context, current: Query, p: GraphPattern, best: float) -> Iterator[Option]:
+    feats = {
+        "similarity": p.score,
+        "similarity_gap": p.score - best,
+        "answer_type": ctx.fit(p),
+        "case_relation": ctx.cases.extension.get(p, 0.0),
+        **ctx.shape(p),
+    }
+    feats["repeat_relation"] = float(bool(set(p.predicates) & set(current.relations())))
+    kind = p.sample.datatype or ""
+    literal_value = p.sample.id is None and (kind in _DATES or kind in _NUMBERS)
+    if literal_value and ctx.cues.superlative and not ctx.cues.wh:
+        feats["direction"] = -1.0  # "which ... most/first" asks for the entity, not its value
+    thought = f"Follow {words(p)} from {_names(ctx.state.current_values)}."
+    yield ctx.query("extend", thought, extend(current, p), feats, RANK_BUILD_ON + p.score)
+
+
+def _order_options(ctx: _Context, current: Query, p: GraphPattern, *, is_date: bool) -> Iterator[Option]:
+    """The answer with the largest and the smallest value along a number/date pattern, then
+    the answers compared with each number the question writes (first two)."""
+    cues, rank = ctx.cues, RANK_ORDER + p.score
+    big, small = ("latest", "earliest") if is_date else ("largest", "smallest")
+    orders: tuple[tuple[Order, str, bool], ...] = (("DESC", big, cues.most), ("ASC", small, cues.least))
+    for order, word, hint in orders:
+        thought = f"Take the answer with the {word} {words(p)}."
+        feats = {"similarity": p.score, "direction": float(hint)}
+        yield ctx.query("superlative", thought, superlative(current, p, order), feats, rank)
+    for number in cues.numbers[:2]:
+        for op, word, hint in _comparisons(is_date, cues):
+            thought = f"Keep the answers whose {words(p)} is {word} {number}."
+            query = compared(current, p, op, number, year=is_date and len(number) == 4)
+            yield ctx.query(
+                "compare", thought, query, {"similarity": p.score, "direction": float(hint)}, rank
+            )
 
 
 def _answers_unfit(cues: QuestionCues, query: Query, state: GuidedState) -> bool:
@@ -476,8 +657,7 @@ def _answers_unfit(cues: QuestionCues, query: Query, state: GuidedState) -> bool
 
 
 def _comparisons(is_date: bool, cues: QuestionCues) -> list[tuple[Op, str, bool]]:
+    neither = not cues.before and not cues.after
     if is_date:
-        return [("<", "before", cues.before), (">", "after", cues.after),
-                ("=", "in", not cues.before and not cues.after)]  # fmt: skip
-    return [("<", "less than", cues.before), (">", "more than", cues.after),
-            ("=", "equal to", not cues.before and not cues.after)]  # fmt: skip
+        return [("<", "before", cues.before), (">", "after", cues.after), ("=", "in", neither)]
+    return [("<", "less than", cues.before), (">", "more than", cues.after), ("=", "equal to", neither)]
