@@ -168,7 +168,7 @@ def run_eval_ray(
     if started_here:
         _init_ray(options)
     try:
-        return _drive(queue, methods, world_for, settings, out, path, options, save_traces, progress)
+        return _Driver(queue, methods, world_for, settings, out, path, options, save_traces, progress).run()
     finally:
         if started_here:
             ray.shutdown()
@@ -209,123 +209,150 @@ def _worker_count(options: RayOptions) -> int:
     return max(1, int(have_cpu // options.cpus_per_worker))
 
 
-def _drive(
-    queue: deque[tuple[EvalQuestion, Method]],
-    methods: Sequence[Method],
-    world_for: WorldFactory,
-    settings: SearchSettings,
-    out: Path,
-    path: Path,
-    options: RayOptions,
-    save_traces: bool,
-    progress: bool,
-) -> RayEvalResult:
-    import ray
-    from ray.exceptions import RayActorError, RayError, RayTaskError
+class _Driver:
+    """The driver's side of a run: starts the workers, hands out pairs, writes what comes
+    back, and replaces a worker that dies (see the module doc)."""
 
-    remote = ray.remote(EvalWorker).options(
-        num_cpus=options.cpus_per_worker,
-        num_gpus=options.gpus_per_worker,
-        max_restarts=0,  # the driver replaces a dead worker and re-queues its pair itself
-        max_task_retries=0,  # so a pair is never run twice behind the driver's back
-    )
-    total = Counter(m.value for _, m in queue)
-    bar = _ProgressBar(total, progress)
-    n_workers = min(_worker_count(options), len(queue))
-    starting: dict[Any, _Slot] = {}
-    in_flight: dict[Any, tuple[_Slot, tuple[EvalQuestion, Method]]] = {}
-    idle: deque[_Slot] = deque()
-    ready_infos: list[WorkerInfo] = []
-    rows: list[EvalRow] = []
-    deaths: Counter[tuple[str, str]] = Counter()
-    lost = 0
-    spare_starts = n_workers * options.max_attempts  # replacements allowed before giving up
+    def __init__(
+        self,
+        queue: deque[tuple[EvalQuestion, Method]],
+        methods: Sequence[Method],
+        world_for: WorldFactory,
+        settings: SearchSettings,
+        out: Path,
+        path: Path,
+        options: RayOptions,
+        save_traces: bool,
+        progress: bool,
+    ) -> None:
+        import ray
 
-    def start_worker() -> None:
-        slot = _Slot(remote.remote(world_for, tuple(methods)))
-        starting[slot.actor.ready.remote()] = slot
+        self.queue = queue
+        self.methods = tuple(methods)
+        self.world_for = world_for
+        self.settings = settings
+        self.out = out
+        self.path = path
+        self.options = options
+        self.save_traces = save_traces
+        self.remote = ray.remote(EvalWorker).options(
+            num_cpus=options.cpus_per_worker,
+            num_gpus=options.gpus_per_worker,
+            max_restarts=0,  # the driver replaces a dead worker and re-queues its pair itself
+            max_task_retries=0,  # so a pair is never run twice behind the driver's back
+        )
+        self.bar = _ProgressBar(Counter(m.value for _, m in queue), progress)
+        self.n_workers = min(_worker_count(options), len(queue))
+        self.starting: dict[Any, _Slot] = {}
+        self.in_flight: dict[Any, tuple[_Slot, tuple[EvalQuestion, Method]]] = {}
+        self.idle: deque[_Slot] = deque()
+        self.ready_infos: list[WorkerInfo] = []
+        self.rows: list[EvalRow] = []
+        self.deaths: Counter[tuple[str, str]] = Counter()
+        self.lost = 0
+        self.spare_starts = self.n_workers * options.max_attempts  # replacements allowed before giving up
 
-    def write(row: EvalRow, trace: Any) -> None:
+    def run(self) -> RayEvalResult:
+        import ray
+
+        for _ in range(self.n_workers):
+            self.start_worker()
+        try:
+            while self.queue or self.in_flight:
+                # The longest-idle worker takes the next pair, so a re-queued pair goes to a
+                # live worker at once rather than waiting for the replacement to load.
+                while self.idle and self.queue:
+                    slot, pair = self.idle.popleft(), self.queue.popleft()
+                    ref = slot.actor.run.remote(pair[0], pair[1], self.settings, self.save_traces)
+                    self.in_flight[ref] = (slot, pair)
+                if not self.in_flight and not self.starting:
+                    if not self.queue:
+                        break
+                    raise WorkerStartError(
+                        f"every worker died; {len(self.queue)} pairs left (rerun with --resume)"
+                    )
+                # A timeout, so Ctrl-C reaches Python between waits (ray.wait blocks in C++).
+                ready = ray.wait([*self.starting, *self.in_flight], num_returns=1, timeout=0.5)[0]
+                if not ready:
+                    continue
+                ref = ready[0]
+                if ref in self.starting:
+                    self.on_started(self.starting.pop(ref), ref)
+                else:
+                    self.on_finished(*self.in_flight.pop(ref), ref)
+        finally:
+            self.bar.close()
+            for slot in [*self.starting.values(), *(s for s, _ in self.in_flight.values()), *self.idle]:
+                ray.kill(slot.actor, no_restart=True)
+        return RayEvalResult(rows=self.rows, workers=tuple(self.ready_infos), worker_deaths=self.lost)
+
+    def start_worker(self) -> None:
+        slot = _Slot(self.remote.remote(self.world_for, self.methods))
+        self.starting[slot.actor.ready.remote()] = slot
+
+    def replace_worker(self) -> None:
+        if self.spare_starts > 0 and self.queue:
+            self.spare_starts -= 1
+            self.start_worker()
+
+    def write(self, row: EvalRow, trace: Any) -> None:
         if trace is not None:
             try:
-                row = replace(row, trace=save_pair_trace(trace, out, row.question_id, row.method))
+                row = replace(row, trace=save_pair_trace(trace, self.out, row.question_id, row.method))
             except Exception as exc:  # a trace that cannot be written must not lose the result
                 log.warning("trace of %s/%s not saved: %s", row.question_id, row.method, exc)
-        append_row(path, row)
-        rows.append(row)
-        bar.done(row)
+        append_row(self.path, row)
+        self.rows.append(row)
+        self.bar.done(row)
 
-    def replace_worker() -> None:
-        nonlocal spare_starts
-        if spare_starts > 0 and queue:
-            spare_starts -= 1
-            start_worker()
+    def on_started(self, slot: _Slot, ref: Any) -> None:
+        import ray
+        from ray.exceptions import RayActorError
 
-    def on_started(slot: _Slot, ref: Any) -> None:
         try:
             slot.info = ray.get(ref)
         except RayActorError as exc:  # died while loading (killed, out of memory)
             log.warning("a worker died while starting (%s)", _cause(exc))
-            replace_worker()
+            self.replace_worker()
             return
         if slot.info.error:  # a bad KB spec, model or endpoint: every worker would fail
             raise WorkerStartError(slot.info.error)
-        ready_infos.append(slot.info)
-        bar.workers(len(ready_infos))
-        idle.append(slot)
+        self.ready_infos.append(slot.info)
+        self.bar.workers(len(self.ready_infos))
+        self.idle.append(slot)
 
-    def on_finished(slot: _Slot, pair: tuple[EvalQuestion, Method], ref: Any) -> None:
-        nonlocal lost
+    def on_finished(self, slot: _Slot, pair: tuple[EvalQuestion, Method], ref: Any) -> None:
+        import ray
+        from ray.exceptions import RayError, RayTaskError
+
         question, method = pair
         try:
             row, trace = ray.get(ref)
         except RayTaskError as exc:  # raised past run()'s own handler: an error row, as in-process
-            write(failed_row(question, method, settings, RuntimeError(_cause(exc))), None)
-            idle.append(slot)
+            self.write(failed_row(question, method, self.settings, RuntimeError(_cause(exc))), None)
+            self.idle.append(slot)
             return
         except RayError as exc:  # the worker died or lost the result: the pair goes back, first
-            ray.kill(slot.actor, no_restart=True)  # a no-op if it is dead already
-            lost += 1
-            key = (question.id, method.value)
-            deaths[key] += 1
-            pid = slot.info.pid if slot.info else "?"
-            log.warning("worker %s died on %s/%s (%s); pair re-queued", pid, *key, _cause(exc))
-            if deaths[key] < options.max_attempts:
-                queue.appendleft(pair)
-            else:
-                write(failed_row(question, method, settings, RuntimeError(_cause(exc))), None)
-            replace_worker()
+            self.on_worker_lost(slot, pair, exc)
             return
-        write(row, trace)
-        idle.append(slot)
+        self.write(row, trace)
+        self.idle.append(slot)
 
-    for _ in range(n_workers):
-        start_worker()
-    try:
-        while queue or in_flight:
-            # The longest-idle worker takes the next pair, so a re-queued pair goes to a
-            # live worker at once rather than waiting for the replacement to load.
-            while idle and queue:
-                slot, pair = idle.popleft(), queue.popleft()
-                in_flight[slot.actor.run.remote(pair[0], pair[1], settings, save_traces)] = (slot, pair)
-            if not in_flight and not starting:
-                if not queue:
-                    break
-                raise WorkerStartError(f"every worker died; {len(queue)} pairs left (rerun with --resume)")
-            # A timeout, so Ctrl-C reaches Python between waits (ray.wait blocks in C++).
-            ready = ray.wait([*starting, *in_flight], num_returns=1, timeout=0.5)[0]
-            if not ready:
-                continue
-            ref = ready[0]
-            if ref in starting:
-                on_started(starting.pop(ref), ref)
-            else:
-                on_finished(*in_flight.pop(ref), ref)
-    finally:
-        bar.close()
-        for slot in [*starting.values(), *(s for s, _ in in_flight.values()), *idle]:
-            ray.kill(slot.actor, no_restart=True)
-    return RayEvalResult(rows=rows, workers=tuple(ready_infos), worker_deaths=lost)
+    def on_worker_lost(self, slot: _Slot, pair: tuple[EvalQuestion, Method], exc: Exception) -> None:
+        import ray
+
+        question, method = pair
+        ray.kill(slot.actor, no_restart=True)  # a no-op if it is dead already
+        self.lost += 1
+        key = (question.id, method.value)
+        self.deaths[key] += 1
+        pid = slot.info.pid if slot.info else "?"
+        log.warning("worker %s died on %s/%s (%s); pair re-queued", pid, *key, _cause(exc))
+        if self.deaths[key] < self.options.max_attempts:
+            self.queue.appendleft(pair)
+        else:
+            self.write(failed_row(question, method, self.settings, RuntimeError(_cause(exc))), None)
+        self.replace_worker()
 
 
 def _cause(exc: BaseException) -> str:
