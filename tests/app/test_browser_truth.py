@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser_support import require_chromium
-from tests.app.test_browser_teacher import serve_on_toy_world
+from tests.doubles import serve_on_toy_world
 
 pytestmark = [pytest.mark.browser]
 

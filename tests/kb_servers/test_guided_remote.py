@@ -19,7 +19,7 @@ from kb.remote import RemoteKB
 from kb.tools import Toolbox
 from mcts.agents.policy_guided import GuidedPolicy, SearchMentions, mention_finder
 from tests import oxigraph_server as servers
-from tests.unit.test_policy_guided import FakeModel, KeywordScorer, greedy_path
+from tests.doubles import FakeModel, KeywordScorer, MemoScorer, greedy_path
 
 demo_server = servers.demo_server
 
@@ -71,21 +71,6 @@ def test_the_policy_proposes_the_question_entity_at_the_root_of_a_remote_kb(remo
     policy = GuidedPolicy(FakeModel(), remote_tools, scorer=KeywordScorer(), ranker=LexicalRanker())
     cands = policy.propose("Where was Barack Obama born?", [], 3, rng=random.Random(0), greedy=True)
     assert [c.action.render() for c in cands] == ['SearchNodes("Barack Obama")']
-
-
-class MemoScorer:
-    """The real LM scorer, remembered per (prompt, candidates): where the endpoint's path
-    reaches the very state the embedded path reached, its scores are not computed twice
-    (a deterministic function remembered; a diverging path is scored afresh)."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.usage, self.memo = inner, inner.usage, {}
-
-    def score(self, prompt, continuations):
-        key = (tuple(prompt) if not isinstance(prompt, str) else (prompt,), tuple(continuations))
-        if key not in self.memo:
-            self.memo[key] = self.inner.score(prompt, continuations)
-        return self.memo[key]
 
 
 @pytest.mark.slow

@@ -237,7 +237,7 @@ def _record_answers(world, records: list[dict]) -> list[list[str]]:
 @pytest.mark.slow
 def test_guided_single_paths_answer_the_same_on_virtuoso_and_embedded(fbqa_dir: Path, fbqa_kb, fbqa_virtuoso):
     from mcts.agents.world import build_world
-    from tests.kb_servers.test_guided_remote import MemoScorer
+    from tests.doubles import MemoScorer
 
     records = [r for r in dev_records(60) if r.get("hops") == 1][:GUIDED_QUESTIONS]
     embedded = build_world(str(fbqa_dir / "kb.nt.gz"))  # the shipped default; models shared

@@ -5,7 +5,7 @@ Fast tests run the real tools on the tiny KB of conftest with a small scorer dou
 run the real bundled model: the batched, prefix-cached scoring equals the naive
 reference, and the model tells real candidates apart. Accuracy over the demo questions
 is an evaluation (`python -m mcts eval --kb demo --methods single`, README "Policies");
-tests/test_guided_remote.py runs greedy paths (`greedy_path` here) on a few of them.
+tests/kb_servers/test_guided_remote.py runs greedy paths (`tests.doubles.greedy_path`) on a few of them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import pytest
 from kb.actions import Action
 from kb.observation import GraphPattern, Observation, Value
 from kb.relation_ranker import LexicalRanker
-from mcts.agents.lm_scoring import ContinuationScore
 from mcts.agents.policy_guided import GuidedPolicy, Priors, softmax_sample
 from mcts.agents.query_builder import (
     Triple,
@@ -31,33 +30,8 @@ from mcts.agents.query_builder import (
     parse_query,
     superlative,
 )
-from mcts.search.protocols import Usage
 from mcts.search.steps import Step
-
-
-class KeywordScorer:
-    """Scorer double: mean log-prob = -0.01 x length, +1 per keyword found in the text."""
-
-    def __init__(self, keywords: Sequence[str] = ()) -> None:
-        self.keywords = tuple(keywords)
-        self.usage = Usage()
-        self.prompts: list[str] = []
-
-    def score(self, prompt, continuations):
-        self.usage.candidate_passes += 1
-        self.prompts.append("".join(prompt) if not isinstance(prompt, str) else prompt)
-        return [
-            ContinuationScore(-0.01 * len(c) + sum(k in c for k in self.keywords), len(c))
-            for c in continuations
-        ]
-
-
-class FakeTokenizer:
-    chat_template = None
-
-
-class FakeModel:
-    tokenizer = FakeTokenizer()
+from tests.doubles import FakeModel, KeywordScorer
 
 
 @pytest.fixture(scope="module")
@@ -494,11 +468,30 @@ def model():
     return load_model(None)
 
 
+@pytest.fixture(scope="module")
+def naive_reference(model):
+    """The naive log-probs of a continuation, remembered: both scoring paths and the
+    repeated prompts compare with the same references, each computed once."""
+    from mcts.agents.lm_scoring import naive_continuation_logprobs
+
+    memo = {}
+
+    def reference(segments, continuation):
+        key = (tuple(segments), continuation)
+        if key not in memo:
+            memo[key] = naive_continuation_logprobs(model, segments, continuation)
+        return memo[key]
+
+    return reference
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("packed", [True], ids=["packed"])  # padded: bench/demo_speed.py compares it
-def test_cached_batched_scores_equal_the_naive_reference(model, packed, monkeypatch):
+# Both scoring paths: packed (the default, every candidate in one row on the prompt's cache)
+# and padded (a batch of rows); bench/demo_speed.py compares their speed.
+@pytest.mark.parametrize("packed", [True, False], ids=["packed", "padded"])
+def test_cached_batched_scores_equal_the_naive_reference(model, naive_reference, packed, monkeypatch):
     from mcts.agents import lm_scoring
-    from mcts.agents.lm_scoring import LMContinuationScorer, naive_continuation_logprobs
+    from mcts.agents.lm_scoring import LMContinuationScorer
 
     monkeypatch.setattr(lm_scoring, "PACKED_TOKENS", 24)  # several packed passes, as with many candidates
     scorer = LMContinuationScorer(model, batch_size=2, packed=packed)
@@ -519,7 +512,7 @@ def test_cached_batched_scores_equal_the_naive_reference(model, packed, monkeypa
         ([*segments, "Thought: x\nObservation: y\n"], longer),
     ):
         for cont, g in zip(conts, got, strict=True):
-            ref = naive_continuation_logprobs(model, seg, cont)
+            ref = naive_reference(seg, cont)
             assert g.tokens == ref.tokens
             assert abs(g.mean_logprob - ref.mean_logprob) < 1e-4
 
@@ -541,21 +534,3 @@ def test_real_model_chooses_among_real_candidates(model, demo_kb):
     assert cands == pol.propose(q, hist, 3, rng=random.Random(0))
     # The second call reused the node's scores; a fresh policy scoring it anew agrees.
     assert cands == GuidedPolicy(model, demo_kb).propose(q, hist, 3, rng=random.Random(0))
-
-
-def greedy_path(policy, tools, question: str, max_depth: int = 10) -> tuple[tuple[Value, ...], list[Step]]:
-    """Single greedy path: propose(k=1) -> run the tool -> append, until Done or max depth.
-    The answer is the values of the last non-empty ExecuteSPARQL."""
-    history: list[Step] = []
-    answer: tuple[Value, ...] = ()
-    for _ in range(max_depth):
-        cands = policy.propose(question, history, 1, rng=random.Random(0), greedy=True)
-        if not cands:
-            break
-        step = Step(cands[0].thought, cands[0].action, tools.run(cands[0].action), cands[0].raw_text)
-        history.append(step)
-        if step.action.tool == "ExecuteSPARQL" and step.observation.values:
-            answer = step.observation.values
-        if step.is_done:
-            break
-    return answer, history
