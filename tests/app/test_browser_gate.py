@@ -1,7 +1,7 @@
-"""Issue 29, finding 1, in the page: the run queue as a visitor meets it in public mode.
+"""The run queue in the page, as a visitor meets it in public mode.
 
-Headless Debian Chromium (as tests/test_browser.py drives it) against the app in public
-mode, the run's world the slow toy world of bench/api_probes.py (no model load): a run
+Headless Debian Chromium (as tests/app/test_browser.py drives it) against the app in public
+mode, the run's world the slow toy world of tests/doubles.py (no model load): a run
 started from the page passes the admit and the queue's door (the run event's validator)
 and finishes; a second tab of the same visitor is told it already has a run; Stop ends
 the run and the same visitor's next run starts.
@@ -21,10 +21,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def url():
     require_chromium()
-    from tests.security.api_probes import _slow_toy_world
+    from tests.doubles import slow_toy_world
     from ui import handlers
 
-    world, _ = _slow_toy_world(2.0)  # a run lasts several seconds: the second tab meets it
+    world, _ = slow_toy_world(2.0)  # a run lasts several seconds: the second tab meets it
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(handlers, "get_world", world)
         mp.setattr(handlers, "_cache_key", lambda *a, **k: None)  # every run searches

@@ -1,10 +1,10 @@
-"""A fresh adversarial round against the live Gradio API in public mode (issue 29).
+"""An adversarial round against the live Gradio API in public mode.
 
 Starts the real app (`app.build_app`) with `PUBLIC_DEMO=1` on 127.0.0.1 on a free port,
 in this process, and talks to it over HTTP as an attacker would: the queue protocol
 (`/gradio_api/queue/join` + the event stream, private events by `fn_index`), the direct
 REST routes, uploads and file routes; never through the page. A run gets the toy world
-of tests/toy_world.py (a slow policy, so runs overlap) instead of a language model; the
+of tests/doubles.py (a slow policy, so runs overlap) instead of a language model; the
 re-scoring endpoint is left out (it would load the scorer). Every request loop is
 bounded; the server is closed at the end.
 
@@ -12,11 +12,10 @@ A probe is handled when the app answers it cleanly (a refusal or a clear message
 generic "upstream app has raised an exception", no markup, no file content) and stays
 up. A failed probe is a vulnerability when it gains the attacker something (others
 locked out, the queue bypassed, markup on the page, a file read), else a weakness.
-Prints a table and, last,
+Prints a table and, last, the RESULT line of tests/security/probe_report.py;
+tests/security/test_probes.py runs it under pytest.
 
-    RESULT tried=<n> handled=<n> weaknesses=<n> vulnerabilities=<n>
-
-Usage: python -m bench.api_probes
+Usage: python -m tests.security.api_probes [NAME-FILTER] [--json OUT]
 """
 
 from __future__ import annotations
@@ -35,10 +34,9 @@ from typing import Any
 from urllib.parse import quote
 
 from tests.security.gradio_api import Api
+from tests.security.probe_report import VULNERABILITY, WEAKNESS, Outcome, arguments, finish
 
 REPO = Path(__file__).resolve().parents[2]
-
-VULNERABILITY, WEAKNESS = "vulnerability", "weakness"
 INJECTED = re.compile(r"<\s*[a-z][^>]*data-inj", re.I)
 FENCED = re.compile(r"^(`{3,})[^\n]*\n.*?\n\1$", re.M | re.S)
 GENERIC = "upstream"  # Gradio's line for an exception that is not a gr.Error
@@ -69,32 +67,6 @@ def _status_of(reply: dict[str, Any]) -> str:
     )
 
 
-def _slow_toy_world(call_s: float = 0.3) -> tuple[Callable[..., Any], list[int]]:
-    from mcts.search.run_meta import RunMeta
-    from tests import toy_world
-
-    running = [0, 0]  # runs in a model call now, the most at once
-
-    class World:
-        def __init__(self) -> None:
-            self.policy, self.scorer, self.tools = toy_world.toy_world()
-            self.meta = RunMeta(kb_spec="demo", policy_model="toy", scorer_model="toy")
-            propose = self.policy.propose
-
-            def slow(*args: Any, **kwargs: Any) -> Any:
-                running[0] += 1
-                running[1] = max(running)
-                try:
-                    time.sleep(call_s)
-                    return propose(*args, **kwargs)
-                finally:
-                    running[0] -= 1
-
-            self.policy.propose = slow  # type: ignore[method-assign]
-
-    return (lambda form, method: World()), running
-
-
 def build_probes(
     api: Api, folder: Path, running: list[int]
 ) -> list[tuple[str, str, str, Callable[[], bool]]]:
@@ -118,18 +90,28 @@ def build_probes(
         return bool(reply.get("success"))
 
     # ---- the run queue
+    def admits_of_one_visitor(count: int, spoof: str) -> tuple[int, int]:
+        """(admitted, the most one visitor may hold over the calls): each made-up forwarded
+        address is ignored, so one place at a time; a place no run claims expires after
+        ADMIT_S, and a loaded machine's later admits may take the freed place."""
+        started = time.monotonic()
+        replies = [
+            api.call(admit, [None], headers={"X-Forwarded-For": spoof.format(i)}) for i in range(count)
+        ]
+        return sum(map(admitted, replies)), 1 + int((time.monotonic() - started) // ADMIT_S)
+
     def spoofed_admits() -> bool:
-        replies = [api.call(admit, [None], headers={"X-Forwarded-For": f"10.9.8.{i}"}) for i in range(8)]
-        return sum(map(admitted, replies)) <= 1 and public.GATE.counts()[0] <= 1
+        got, most = admits_of_one_visitor(8, "10.9.8.{}")
+        return got <= most and public.GATE.counts()[0] <= 1
 
     def next_run_after_abandoned_admits() -> bool:
         reply = api.call(run, run_data, timeout=60)
         return "Finished" in _status_of(reply)
 
     def admit_flood() -> bool:
-        replies = [api.call(admit, [None], headers={"X-Forwarded-For": f"1.2.{i}.3"}) for i in range(40)]
+        got, most = admits_of_one_visitor(16, "1.2.{}.3")
         time.sleep(ADMIT_S + 1.0)
-        return sum(map(admitted, replies)) <= 1 and public.GATE.counts() == (0, 0)
+        return got <= most and public.GATE.counts() == (0, 0)
 
     def stop_and_reconnect() -> bool:
         first = api.call(admit, [None], session="tab-one")
@@ -189,7 +171,7 @@ def build_probes(
 
     add("queue", "3 fresh runs / compares / twins joined at once", other_model_events, VULNERABILITY)
     add("queue", "a run right after 8 abandoned admits", next_run_after_abandoned_admits, VULNERABILITY)
-    add("queue", "40 admits, none run: places freed", admit_flood, VULNERABILITY)
+    add("queue", "16 admits, none run: places freed", admit_flood, VULNERABILITY)
     add("queue", "Stop, then reconnect", stop_and_reconnect, VULNERABILITY)
     add("queue", "POST /run/run outside the queue", direct_route_skips_the_queue, VULNERABILITY)
     add("queue", "two runs never share the model", overlapping_runs, VULNERABILITY)
@@ -289,8 +271,8 @@ def build_probes(
     # ---- floods (bounded)
     def inspect_flood() -> bool:
         started = time.monotonic()
-        replies = [api.call(inspect, [None, i % 12], session=session) for i in range(60)]
-        return all(r.get("success") for r in replies) and (time.monotonic() - started) / 60 < 1.0
+        replies = [api.call(inspect, [None, i % 12], session=session) for i in range(30)]
+        return all(r.get("success") for r in replies) and (time.monotonic() - started) / 30 < 1.0
 
     def big_body() -> bool:
         body = json.dumps({"data": ["x" * 5_000_000], "fn_index": inspect, "session_hash": "big"}).encode()
@@ -298,7 +280,7 @@ def build_probes(
             api.request("POST", "/gradio_api/queue/join", body, {"Content-Type": "application/json"})
         return api.alive()
 
-    add("floods", "60 inspect calls in a row", inspect_flood)
+    add("floods", "30 inspect calls in a row", inspect_flood)
     add("floods", "5 MB request body", big_body)
     return probes
 
@@ -312,48 +294,43 @@ def _environment() -> None:
         os.environ.pop(name, None)
 
 
-def main() -> None:
+def run_probes(only: str = "") -> list[Outcome]:
+    """Start the app in public mode on a free port, run every probe whose "group: name"
+    holds `only`, close the app."""
     _environment()
     import app
+    from tests.doubles import slow_toy_world
     from ui import handlers
 
-    world, running = _slow_toy_world()
+    world, running = slow_toy_world()
     handlers.get_world = world  # the run's model is the toy world: no language model loads
     demo = app.build_app()
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
                 **app.launch_kwargs())  # fmt: skip
-    rows: dict[str, list[int]] = {}
-    failed: list[tuple[str, str, str]] = []
+    outcomes: list[Outcome] = []
     try:
         api = Api(demo.local_url)
         folder = Path(tempfile.mkdtemp(prefix="api-probes-"))
-        only = sys.argv[1] if len(sys.argv) > 1 else ""  # run the probes whose name holds this
         for cause, name, severity, probe in build_probes(api, folder, running):
             if only not in f"{cause}: {name}":
                 continue
+            started, detail = time.monotonic(), ""
             try:
                 ok = bool(probe())
             except Exception as exc:  # noqa: BLE001 - a probe that breaks is not handled
-                ok, name = False, f"{name} ({type(exc).__name__}: {str(exc)[:60]})"
-            ok = ok and api.alive()
-            tried, handled = rows.setdefault(cause, [0, 0])
-            rows[cause] = [tried + 1, handled + ok]
-            if not ok:
-                failed.append((cause, name, severity))
+                ok, detail = False, f"{type(exc).__name__}: {str(exc)[:60]}"
+            if ok and not api.alive():
+                ok, detail = False, "the app stopped answering"
+            outcomes.append(Outcome(cause, name, severity, ok, detail, round(time.monotonic() - started, 2)))
     finally:
         demo.close()
-    print(f"{'probe group':<20} {'tried':>5} {'handled':>7}")
-    for cause, (tried, handled) in rows.items():
-        print(f"{cause:<20} {tried:>5} {handled:>7}")
-    for cause, name, severity in failed:
-        print(f"NOT HANDLED ({severity}) {cause}: {name}")
-    tried = sum(t for t, _ in rows.values())
-    handled = sum(h for _, h in rows.values())
-    vulns = sum(s == VULNERABILITY for *_, s in failed)
-    print(
-        f"RESULT tried={tried} handled={handled} weaknesses={tried - handled - vulns} vulnerabilities={vulns}"
-    )
+    return outcomes
+
+
+def main() -> int:
+    args = arguments("An adversarial round against the live Gradio API in public mode.")
+    return finish(run_probes(args.only), args, "probe group")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""A plain-HTTP client of a running Gradio app, as an attacker talks to it (bench/api_probes.py).
+"""A plain-HTTP client of a running Gradio app, as an attacker talks to it (api_probes.py).
 
 The queue protocol (`POST /gradio_api/queue/join`, then the session's event stream),
 private events by `fn_index`, the REST routes and uploads; no gradio_client, so headers,

@@ -1,28 +1,24 @@
 """Attack probes against the parts a public visitor reaches: how many are handled cleanly.
 
-Issue 15 tried 150 probes against the running app (110 handled, 23 weaknesses, 17
-vulnerabilities). This replays them, grouped by root cause, against the real parts
-that failed (no browser or HTTP front: the handlers and what they call): the SPARQL
-guard and parse check, the embedded demo KB in its query worker, `RemoteKB` against a
-hostile server on 127.0.0.1, the ReAct policy's endpoint client, the trace reader, the
-action parser and tools, public mode's server-side form rules, the app's run queue and
-trace status line. Plus the ones that already held (updates and SERVICE in many
-spellings, LIMIT, local paths as KB spec). Not replayed: the browser-only probes
-(hidden fields, upload size: Gradio's max_file_size), covered by tests/test_security_app.py.
-
-Issue 29 added: spoofed forwarded headers, admits without runs, per-range caps, Stop and
-reconnect (the run queue); the malformed traces that used to crash the loader; markup in
-the trace fields that reached the page (`add_issue_29`). bench/api_probes.py runs a fresh
-round against the live Gradio API.
+Grouped by root cause, against the real parts (no browser or HTTP front: the handlers and
+what they call): the SPARQL guard and parse check, the embedded demo KB in its query
+worker, `RemoteKB` against a hostile server on 127.0.0.1, the ReAct policy's endpoint
+client, the trace reader, the action parser and tools, public mode's server-side form
+rules, the app's run queue and trace status line; and the attacks that never got through
+(updates and SERVICE in many spellings, LIMIT, local paths as KB spec). The run queue
+against spoofed forwarded headers, admits without runs, per-range caps, Stop and
+reconnect; the malformed traces; markup in the trace fields that reach the page are in
+tests/security/probes_public.py. Not here: the browser-only probes (hidden fields,
+upload size: Gradio's max_file_size), covered by tests/security/test_security_app.py;
+tests/security/api_probes.py runs a round against the live Gradio API.
 
 A probe is *handled* when it ends within its time bound in the clean outcome: one clear
 error of the expected family (QueryRejected, KBError, TraceError, ValueError...), an
 error observation, or a refused field; the app process (this one) stays alive and its
-memory under `RSS_BOUND_MB` above the start. Prints a table and, last,
+memory under `RSS_BOUND_MB` above the start. Prints a table and, last, the RESULT line of
+tests/security/probe_report.py; tests/security/test_probes.py runs it under pytest.
 
-    RESULT tried=<n> handled=<n> weaknesses=<n> vulnerabilities=<n>
-
-Usage: python -m bench.probes
+Usage: python -m tests.security.probes [NAME-FILTER] [--json OUT]
 """
 
 from __future__ import annotations
@@ -30,17 +26,17 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.security.probe_report import WEAKNESS, Outcome, arguments, finish
+
 REPO = Path(__file__).resolve().parents[2]
 RSS_BOUND_MB = 500
-# A probe not handled is a weakness (a generic error, a slow answer) unless it is marked a
-# vulnerability: what an attacker gains when it fails (others locked out, markup on the
-# page, a crash of the app, a file or a secret read).
-VULNERABILITY = "vulnerability"
+PROBE_S = 15.0  # a probe's time bound: a query or a read that does not stop is not handled
 
 
 def _rss_mb() -> float:
@@ -69,7 +65,7 @@ def _error_observation(tools: object, action: object, words: str = "") -> Callab
     return probe
 
 
-def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
+def build_probes() -> list[tuple[str, str, Callable[[], bool], str]]:
     from kb.action_parser import parse_action
     from kb.actions import Action, ActionParseError
     from kb.base import KBError, QueryRejected
@@ -81,12 +77,12 @@ def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
     from kb.tools import Toolbox
     from mcts.search.trace import TraceError, load_trace
     from tests.hostile_server import SECRET, hostile_server
-    from tests.security.probes_public import add_issue_29
+    from tests.security.probes_public import add_public_probes
     from ui.public import PublicMode, enforce, escape
 
     probes: list[tuple[str, str, Callable[[], bool], str]] = []
 
-    def add(cause: str, name: str, fn: Callable[[], bool], severity: str = "weakness") -> None:
+    def add(cause: str, name: str, fn: Callable[[], bool], severity: str = WEAKNESS) -> None:
         probes.append((cause, name, fn, severity))
 
     # 4. queries that do not stop (real demo KB in its worker, small ceiling)
@@ -347,47 +343,41 @@ def build_probes() -> list[tuple[str, str, Callable[[], bool]]]:
         server_cm.__exit__(None, None, None)
         kb.close()
 
-    add_issue_29(add, folder, real)
+    add_public_probes(add, folder, real)
     probes.append(("", "__close__", lambda: close() or True, ""))
     return probes
 
 
-def main() -> None:
+def run_probes(only: str = "") -> list[Outcome]:
+    """Every probe whose "group: name" holds `only`, in order, each timed and its memory checked."""
     rss0 = _rss_mb()
-    rows: dict[str, list[int]] = {}
-    weak: list[str] = []
     random.seed(0)
-    vulnerable: list[str] = []
+    outcomes: list[Outcome] = []
     for cause, name, probe, severity in build_probes():
         if name == "__close__":
             probe()
             continue
-        started = time.monotonic()
+        if only not in f"{cause}: {name}":
+            continue
+        started, detail = time.monotonic(), ""
         try:
             ok = bool(probe())
         except Exception as exc:  # noqa: BLE001 - an unexpected exception is exactly a weakness
-            ok = False
-            name = f"{name} ({type(exc).__name__}: {str(exc)[:60]})"
-        ok = ok and time.monotonic() - started < 15 and _rss_mb() - rss0 < RSS_BOUND_MB
-        tried, handled = rows.setdefault(cause, [0, 0])
-        rows[cause] = [tried + 1, handled + ok]
-        if not ok:
-            weak.append(f"{cause}: {name}")
-            if severity == VULNERABILITY:
-                vulnerable.append(name)
-    print(f"{'root cause':<28} {'tried':>5} {'handled':>7}")
-    for cause, (tried, handled) in rows.items():
-        print(f"{cause:<28} {tried:>5} {handled:>7}")
-    for line in weak:
-        print("NOT HANDLED", line)
-    tried = sum(t for t, _ in rows.values())
-    handled = sum(h for _, h in rows.values())
+            ok, detail = False, f"{type(exc).__name__}: {str(exc)[:60]}"
+        seconds, grown = time.monotonic() - started, _rss_mb() - rss0
+        if ok and seconds >= PROBE_S:
+            ok, detail = False, f"took {seconds:.1f} s"
+        if ok and grown >= RSS_BOUND_MB:
+            ok, detail = False, f"memory grew {grown:.0f} MB"
+        outcomes.append(Outcome(cause, name, severity, ok, detail, round(seconds, 2)))
     print(f"app RSS grew {_rss_mb() - rss0:.0f} MB")
-    print(
-        f"RESULT tried={tried} handled={handled} weaknesses={tried - handled - len(vulnerable)}"
-        f" vulnerabilities={len(vulnerable)}"
-    )
+    return outcomes
+
+
+def main() -> int:
+    args = arguments("Attack probes against the parts a public visitor reaches.")
+    return finish(run_probes(args.only), args, "root cause")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,11 +1,11 @@
-"""Issue 29's probes for bench/probes.py: the run queue, malformed traces, markup on the page.
+"""Probes of tests/security/probes.py: the run queue, malformed traces, markup on the page.
 
-Against the real parts (no server: bench/api_probes.py drives the live app):
+Against the real parts (no server: tests/security/api_probes.py drives the live app):
 
 - one client must not lock everyone out: eight admits carrying made-up X-Forwarded-For
   values, eight admits from eight addresses that never run, one /24 filling the queue,
   an abandoned admit before the same visitor's run, Stop and reconnect;
-- every malformed trace of the issue gets "not a valid trace: <field>: <why>";
+- every malformed trace below gets "not a valid trace: <field>: <why>";
 - markup in the fields that reached the page (stop reason, cost figures, tool names,
   validity) and in every free-text field of a trace is rendered as text.
 
@@ -24,8 +24,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tests.security.probe_report import VULNERABILITY
+
 Add = Callable[..., None]
-VULNERABILITY = "vulnerability"
 INJECTED = re.compile(r"<\s*[a-z][^>]*data-inj", re.I)  # an element the probe's markup opened
 FENCED = re.compile(r"^(`{3,})[^\n]*\n.*?\n\1$", re.M | re.S)
 
@@ -193,13 +194,18 @@ def _markup_probes(add: Add, folder: Path, real: dict[str, Any]) -> None:
         out = traces.load(Session(), str(write_markup_trace(folder)))
         # The Markdown and HTML panels (form fields such as the question box show text as text).
         rendered = ("status", "answer", "cost", "detail", "history", "replay_status")
-        panels = [out[k] for k in rendered if isinstance(out.get(k), str)]
-        return "Loaded a trace" in out["status"] and all(clean(p) for p in panels)
+        panels = [out.get(k) for k in rendered]
+        # Every panel must be there to be checked: a handler that returned none would pass.
+        return (
+            "Loaded a trace" in out["status"]
+            and all(isinstance(p, str) for p in panels)
+            and all(clean(p) for p in panels)
+        )
 
     add("10 markup on the page", "markup in every free-text field", every_free_text_field, VULNERABILITY)
 
 
-def add_issue_29(add: Add, folder: Path, real: dict[str, Any]) -> None:
+def add_public_probes(add: Add, folder: Path, real: dict[str, Any]) -> None:
     _queue_probes(add)
     _trace_probes(add, folder, real)
     _markup_probes(add, folder, real)

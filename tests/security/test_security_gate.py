@@ -1,4 +1,4 @@
-"""Issue 29, finding 1: one client must not lock everyone out of the run queue.
+"""One client must not lock everyone out of the run queue.
 
 The visitor identity comes from the socket or the operator's proxies, never from a header
 the client wrote; a waiting place belongs to a run that is queued (an admit without a run
@@ -219,11 +219,11 @@ def test_runs_joined_over_the_api_without_the_admit_cannot_fill_the_queue(
 
     import app
     from tests import toy_world
-    from tests.security.api_probes import _slow_toy_world
+    from tests.doubles import slow_toy_world
     from tests.security.gradio_api import Api
     from ui import handlers
 
-    world, _ = _slow_toy_world(0.2)
+    world, _ = slow_toy_world(0.2)
     monkeypatch.setattr(handlers, "get_world", world)
     monkeypatch.setattr(public, "MODE", public.PublicMode.from_env({"PUBLIC_DEMO": "1"}))
     monkeypatch.setattr(public, "GATE", RunGate(max_waiting=8, per_visitor=1, per_range=4))
@@ -256,11 +256,11 @@ def test_spoofed_headers_over_the_live_api_hold_one_place_and_the_next_run_start
     pytest.importorskip("gradio")
     import app
     from tests import toy_world
-    from tests.security.api_probes import _slow_toy_world
+    from tests.doubles import slow_toy_world
     from tests.security.gradio_api import Api
     from ui import handlers
 
-    world, _ = _slow_toy_world(0.0)
+    world, _ = slow_toy_world(0.0)
     monkeypatch.setattr(handlers, "get_world", world)
     monkeypatch.setattr(handlers, "_cache_key", lambda *a, **k: None)
     monkeypatch.setattr(public, "MODE", public.PublicMode.from_env({"PUBLIC_DEMO": "1"}))
