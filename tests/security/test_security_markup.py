@@ -1,10 +1,10 @@
-"""Issue 29, finding 3: no string of a trace, a model or a KB reaches a page as markup.
+"""No string of a trace, a model or a KB reaches a page as markup.
 
 Fast checks of the rendered strings: a real trace with markup in every free-text field
 (tests/markup_trace.py) is loaded and every panel, hover card and table is rendered; and
 records built directly (as a live run or a future reader could hand them over) carry
 markup even in the fields the schema pins (stop reason, validity, cost figures, tool
-names). The page itself in Chromium is tests/test_browser_markup.py.
+names). The page itself in Chromium is tests/app/test_browser_markup.py.
 """
 
 from __future__ import annotations
@@ -69,11 +69,14 @@ def test_every_panel_of_a_markup_trace_renders_it_as_text(trace) -> None:
             assert value is None or isinstance(value, int | float | str)
     figure = build_figure(tree, c=c, title=MARK).to_plotly_json()
     _no_markup(str(figure["layout"]["title"]), "plot title")
+    checked = 0
     for item in figure["data"]:
         for key in ("text", "hovertext", "name"):
             texts = item.get(key)
             for text in [texts] if isinstance(texts, str) else texts or []:
                 _no_markup(str(text), f"plot {key}")
+                checked += 1
+    assert checked >= len(tree.nodes)  # every node's hover text was among them
 
 
 def test_the_app_status_lines_of_a_markup_trace(trace, tmp_path: Path) -> None:
@@ -82,9 +85,14 @@ def test_the_app_status_lines_of_a_markup_trace(trace, tmp_path: Path) -> None:
     from ui.session import Session
 
     out = traces.load(Session(), str(write_markup_trace(tmp_path)))
-    for key in ("status", "answer", "cost", "detail", "history", "replay_status"):
-        if isinstance(out.get(key), str):
-            _no_markup(out[key], key)
+    assert "Loaded a trace" in out["status"]
+    panels = ("status", "answer", "cost", "detail", "history", "replay_status")  # Markdown and HTML
+    # Each panel must be a string to be checked: a handler that returned none would pass.
+    assert all(isinstance(out.get(key), str) for key in panels), {k: type(out.get(k)) for k in panels}
+    for key in panels:
+        _no_markup(out[key], key)
+    # The trace's markup did reach the panels, escaped: the check above saw hostile text.
+    assert "&lt;form" in out["status"] and "&lt;form" in out["answer"]
 
 
 def test_pinned_fields_holding_markup_are_escaped_too(trace) -> None:
