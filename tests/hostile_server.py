@@ -1,4 +1,4 @@
-"""A hostile HTTP endpoint on 127.0.0.1 for tests (issue 15): it misbehaves on purpose.
+"""A hostile HTTP endpoint on 127.0.0.1 for tests: it misbehaves on purpose.
 
     with hostile_server() as server:
         RemoteKB(server.url("/trickle")).query("ASK {}")

@@ -1,11 +1,11 @@
-"""A shipped trace with markup in every free-text field, for the HTML-injection tests (issue 29).
+"""A shipped trace with markup in every free-text field, for the HTML-injection tests.
 
 Every string the schema lets a visitor choose (question, thoughts, actions, observations,
 value names, SPARQL, details, model ids, histories, event texts...) gets `MARK`
 prepended: a form with a password field and a bold element, each tagged `data-inj`, so a
 test can look for any element it did not put on the page. Strings the schema pins to a
 fixed set (event kinds, enums, tool names, validity, stop reason) stay as they are: a
-trace with markup there is refused by the loader (tests/test_trace_schema.py).
+trace with markup there is refused by the loader (tests/unit/test_trace_schema.py).
 """
 
 from __future__ import annotations

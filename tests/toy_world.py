@@ -6,7 +6,7 @@ The policy's greedy first choice is BAD (so a single greedy path answers wrongly
 the toy scorer rewards a history by the query it ran last: GOOD 1.8, BAD 0.6,
 EMPTY 0.3, no query yet 1.0 - so a search steered by rewards finds Nolan.
 Every number is deterministic given the `random.Random` handed to `propose`.
-Used only next to tests that also run the real parts (tests/test_search_real.py).
+Used only next to tests that also run the real parts (tests/unit/test_search_real.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Issue 29, finding 3, in the page: a trace with markup in every string field adds no element.
+"""A trace with markup in every string field adds no element to the page.
 
 The trace (tests/markup_trace.py) carries a form with a password field and a bold element,
 each tagged `data-inj`, in every free-text field. It is uploaded through the page's own
-upload box in headless Debian Chromium (as tests/test_browser.py drives it); then the
+upload box in headless Debian Chromium (as tests/app/test_browser.py drives it); then the
 Search tab with every panel, a node's detail and history, and a hover card over the tree
 are checked for any `data-inj` element and for forms or password fields the page did not
 have before. No model is loaded.

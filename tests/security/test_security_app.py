@@ -1,7 +1,7 @@
-"""Issue 15, problems 3, 6 and 7 through the app's own handlers, in public mode.
+"""Public mode, visitor traces and the run queue through the app's own handlers.
 
 The handlers, forms, trace loader and app layout are the real ones; only the world a
-run gets is the toy world (no model load), beside tests/test_app.py which runs the
+run gets is the toy world (no model load), beside tests/app/test_app.py which runs the
 real model through the same handlers.
 """
 

@@ -1,5 +1,5 @@
-"""Issue 15, problem 1: the server's OPENAI_API_KEY went to a visitor-supplied policy
-endpoint as a Bearer header. It now goes only to the endpoint the operator configured.
+"""The server's OPENAI_API_KEY goes only to the policy endpoint the operator configured,
+never to a visitor-supplied one as a Bearer header.
 
 The endpoint is the hostile server on 127.0.0.1 (an OpenAI-compatible stub that records
 each request's Authorization header); the policy is the real ReActPolicy and openai client.

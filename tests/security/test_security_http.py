@@ -1,4 +1,5 @@
-"""Issue 15, problems 1, 2 and 5 (endpoint side): remote HTTP against a hostile server.
+"""Remote HTTP against a hostile server: slow, redirecting, malformed and secret-bearing
+replies, and internal addresses refused in public mode.
 
 The hostile endpoint (`tests.hostile_server`) runs on 127.0.0.1, started by the test:
 it trickles bytes, redirects, sends 100k-deep JSON and secrets in error bodies. Every

@@ -1,4 +1,4 @@
-"""Issue 15, problems 3 and 7 (server side): public mode, its limits and the run queue.
+"""Public mode on the server side: the fields it ignores, its limits and the run queue.
 
 Public mode must ignore, server-side, what a client sends for the model, policy endpoint
 and KB fields (a hidden field is still an input a script can fill), and every limit has

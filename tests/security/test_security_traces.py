@@ -1,4 +1,4 @@
-"""Issue 15, problem 6: a trace file from a visitor is checked before anything trusts it.
+"""A trace file from a visitor is checked before anything trusts it.
 
 Each hostile trace is a real shipped trace with one thing broken; each must fail with one
 clear TraceError (not a generic exception, not gigabytes of memory).
