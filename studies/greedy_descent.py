@@ -94,7 +94,7 @@ def main() -> int:
     print(
         f"cpu-time ratios: fast/single {_ratio(f['cpu'], s['cpu']):.3f}  descent/no descent {_ratio(f['cpu'], n['cpu']):.3f}"
     )
-    print("target: fast/single <= 3 (issue 28)")
+    print("target: fast/single <= 3")
     print(
         f"RESULT fast_over_single_time={_ratio(f['wall'], s['wall']):.3f} "
         f"no_descent_over_single_time={_ratio(n['wall'], s['wall']):.3f} "

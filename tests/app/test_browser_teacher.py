@@ -1,4 +1,4 @@
-"""The demo as a teacher uses it (issue 30), in headless Chromium: no stale answer during a
+"""The demo as a teacher uses it, in headless Chromium: no stale answer during a
 run, no silent method switch after a trace load, the answer rule explained, results in
 view after a click, a usable phone screen, glosses beside the numbers.
 
@@ -11,45 +11,21 @@ scorer. What the bundled model itself does in the page is `tests/app/test_browse
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
-from kb.actions import Action
-from mcts.agents.world import World
-from mcts.search.run_meta import RunMeta
 from tests.browser_support import (
     in_viewport,
     pick_node_by_keyboard,
-    private_run_cache,
     require_chromium,
-    served,
 )
-from tests.toy_world import BAD, EMPTY, GOOD, ROOT_MENU, ToyPolicy, ToyScorer, ToyTools
+from tests.doubles import serve_on_toy_world
+from tests.toy_world import ToyScorer
 
 pytestmark = [pytest.mark.browser]
 
 OBAMA = "Where was Barack Obama born?"  # an example with a shipped trace: replayed, no model
 SPOUSE = "Who is the spouse of Barack Obama?"  # not an example: a live (toy) search
-# The policy finds the wrong query far likelier; the toy scorer rewards the right one:
-# the likeliest-branch answer (small preset) and the best branch by W/N disagree.
-TEACHING_MENU = (
-    (Action("ExecuteSPARQL", BAD), 0.85),
-    (Action("ExecuteSPARQL", GOOD), 0.1),
-    (Action("ExecuteSPARQL", EMPTY), 0.05),
-)
-
-
-class SlowToyPolicy(ToyPolicy):
-    """The toy policy with the teaching menu and a pause per call, so a run lasts seconds."""
-
-    def menu(self, history):
-        menu = super().menu(history)
-        return TEACHING_MENU if menu is ROOT_MENU else menu
-
-    def propose(self, question, history, k, *, rng, greedy=False):
-        time.sleep(0.4)
-        return super().propose(question, history, k, rng=rng, greedy=greedy)
 
 
 class LengthScorer(ToyScorer):
@@ -60,24 +36,6 @@ class LengthScorer(ToyScorer):
 
         self.usage.calls += 1
         return [ig_from_reward(0.2 + (len(h) * 7919 % 160) / 100, alpha, beta) for h in cleaned_histories]
-
-
-def toy_world(form, method) -> World:
-    meta = RunMeta(
-        kb_spec=form.kb_spec or "demo", policy_model="toy", scorer_model="toy-ig", policy_kind="toy"
-    )
-    return World(kb=None, tools=ToyTools(), policy=SlowToyPolicy(), scorer=ToyScorer(), meta=meta)
-
-
-def serve_on_toy_world(mp: pytest.MonkeyPatch, tmp_path_factory):
-    """The app with the shipped traces as cached runs and the slow toy world for a live run
-    (patched on `mp`), served: a context manager giving its address."""
-    from ui import handlers
-
-    private_run_cache(mp, tmp_path_factory, seeded=True)
-    mp.setattr(handlers, "get_world", toy_world)
-    mp.setattr(handlers, "is_warm", lambda form, method: True)
-    return served()  # the machine's defaults: the small preset on a CPU, as the traces ran
 
 
 @pytest.fixture(scope="module")

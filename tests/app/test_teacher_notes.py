@@ -1,4 +1,4 @@
-"""The words beside the numbers (issue 30), without a browser: why the answer is not the
+"""The words beside the numbers, without a browser: why the answer is not the
 best branch's, what the vote weight is, what a trace load changed in the form, and how
 a run's method and preset are named."""
 

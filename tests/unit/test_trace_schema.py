@@ -1,4 +1,4 @@
-"""Issue 29, finding 2: every malformed trace gets one clear "not a valid trace: <field>: <why>".
+"""Every malformed trace gets one clear "not a valid trace: <field>: <why>".
 
 The schema is read off the records the writer serialises (`mcts.search.trace_schema`), so
 the first tests pin that the two agree; then each case of the issue, which used to raise
