@@ -1,9 +1,9 @@
 """The page's events, by name: each handler gets a typed form or named values and returns
 a dict keyed by component name (`ui.wiring`).
 
-Three kinds of event share the queue: a model run (the one `models` slot, its inputs
-checked and its place in the run gate taken as it joins the queue), the lab's re-score
-(the models slot, no gate), and everything cheap (no concurrency limit).
+Two kinds of event share the queue: a model job (run, fresh run, twin, compare and the
+lab's re-score: the one `models` slot, its inputs checked and its place in the run gate
+taken as it joins the queue, `ModelRuns.queue`), and everything cheap (no concurrency limit).
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ def wire_events(demo: gr.Blocks, page: Page, start: PageStart) -> None:
     note = _wire_form(page, start)
     _wire_inspector(page)
     _wire_truth_and_twin(page, runs)
+    # A re-score runs the scorer: a model job under the same gate, clock and per-visitor limits.
     page["rescore_btn"].click(
         **page.wire(
             rescoring.rescore,
@@ -72,7 +73,7 @@ def wire_events(demo: gr.Blocks, page: Page, start: PageStart) -> None:
             decorate=runs.gpu,
         ),
         api_name="rescore",
-        **MODELS,
+        **runs.queue,
     )
     _wire_traces(page, note)
     _wire_compare(demo, page, runs)

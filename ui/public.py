@@ -5,8 +5,9 @@ On when `PUBLIC_DEMO=1`, and on by itself on Hugging Face Spaces (any of `SPACE_
 
 - KBs: only the bundled demos and the operator's allow-list (`PUBLIC_KBS`, comma
   separated specs); the free KB field is hidden and a typed spec is refused server-side;
-- models and policy endpoint: the operator's (`POLICY_MODEL`, `SCORER_MODEL`,
-  `POLICY_ENDPOINT`); the fields are hidden and whatever a client sends is ignored;
+- policy kind, models and policy endpoint: the operator's (`POLICY_KIND`, `POLICY_MODEL`,
+  `SCORER_MODEL`, `POLICY_ENDPOINT`); the fields are hidden and whatever a client sends is
+  ignored;
 - credentials only ever go to the operator's endpoint (`mcts.agents.policy_react`);
 - limits: upload size, question and IG-prompt length, per-run wall clock, runs waiting,
   runs per visitor and per address range, trace files kept (per session folder, oldest
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kb.spec import DEMOS
+from mcts.search.trace_validation import PUBLIC_TRACE_BUDGET, TraceBudget
 from ui.run_gate import Busy, RunGate, busy_line, gradio_queued
 from ui.visitor import SPACES_VARS, ProxyTrust, Visitor
 from ui.visitor import visitor_of as identify
@@ -51,8 +53,14 @@ class Limits:
     max_waiting: int = 16  # runs waiting for the model slot; more are refused
     runs_per_visitor: int | None = None  # runs one visitor may have running or waiting
     runs_per_range: int | None = None  # runs one address range (/24, /64) may have running or waiting
-    traces_kept: int = 500  # trace files kept in the app's folder (oldest removed)
+    traces_kept: int = 500  # trace files kept in all (taken from the fullest visitor's folder first)
+    traces_per_visitor: int = 500  # trace files one visitor keeps (its oldest removed first)
+    trace_max_age_s: float | None = None  # a trace file older than this is removed
     max_rescore_nodes: int | None = None  # re-scoring costs one IG pass per node (an upload may hold 20k)
+    max_rescore_tokens: int | None = None  # tokens one re-score may feed the scorer (`ui.rescoring`)
+    trace_budget: TraceBudget | None = (
+        None  # what one loaded trace may cost to draw (None: the reader's bounds)
+    )
 
 
 LIMITS = Limits()
@@ -65,7 +73,13 @@ PUBLIC_LIMITS = Limits(
     runs_per_visitor=1,
     runs_per_range=4,  # half the waiting places: one network cannot fill the queue
     traces_kept=200,
+    traces_per_visitor=20,  # one visitor's flood of re-scores evicts only its own files
+    trace_max_age_s=3600.0,
     max_rescore_nodes=300,
+    # The bundled scorer reads ~100 tokens/s on a Space's CPU (two passes per history): 10k
+    # stays inside the run's 180 s; a shipped example tree costs ~3k.
+    max_rescore_tokens=10_000,
+    trace_budget=PUBLIC_TRACE_BUDGET,
 )
 
 
@@ -73,7 +87,8 @@ PUBLIC_LIMITS = Limits(
 class PublicMode:
     enabled: bool
     allowed_kbs: tuple[str, ...] = tuple(DEMOS)  # bundled demos + operator allow-list
-    policy_model: str = ""  # the operator's choices ("" = bundled model)
+    policy_kind: str = "guided"  # the operator's choices, from the variables `ui.config` reads
+    policy_model: str = ""  # "" = the bundled model
     scorer_model: str = ""
     policy_endpoint: str = ""
     limits: Limits = LIMITS
@@ -89,6 +104,7 @@ class PublicMode:
         return cls(
             enabled=enabled,
             allowed_kbs=allowed,
+            policy_kind=env.get("POLICY_KIND", "").strip() or "guided",
             policy_model=env.get("POLICY_MODEL", "").strip(),
             scorer_model=env.get("SCORER_MODEL", "").strip(),
             policy_endpoint=env.get("POLICY_ENDPOINT", "").strip(),
@@ -103,8 +119,8 @@ F = TypeVar("F")
 
 
 def enforce(form: F, mode: PublicMode) -> F:
-    """The form a run may use: in public mode the model and endpoint fields replaced by
-    the operator's (whatever the client sent) and the KB checked against the allow-list.
+    """The form a run may use: in public mode the policy kind, model and endpoint fields
+    replaced by the operator's (whatever the client sent) and the KB checked against the allow-list.
     Raises ValueError (one line for the status bar) on a KB, question or IG prompt
     outside the limits. Works on any frozen dataclass with the `ui.forms` field names."""
     limits = mode.limits
@@ -131,7 +147,7 @@ def enforce(form: F, mode: PublicMode) -> F:
             f"This public demo answers from these knowledge bases only: {', '.join(mode.allowed_kbs)}."
         )
     changes: dict[str, Any] = {"kb_spec": spec}
-    for name in ("policy_model", "scorer_model", "policy_endpoint"):
+    for name in ("policy_kind", "policy_model", "scorer_model", "policy_endpoint"):
         if hasattr(form, name):
             changes[name] = getattr(mode, name)
     return replace(form, **changes)  # type: ignore[type-var]
@@ -257,9 +273,13 @@ def run_validator(fields: Mapping[str, Any] | None = None) -> Any:
 
 
 def claim(session: Any, request: Any = None) -> int:
-    """Called by a model run as it starts: its session's admitted place (or a new one, for
-    API callers that skipped `admit`), marked running. Raises Busy; `release` it after."""
-    return GATE.claim(visitor_of(request, session))
+    """Called by a model job as it starts: its session's admitted place (or a new one, for
+    API callers that skipped `admit`), marked running. Raises Busy; `release` it after.
+    The session's trace files go to this visitor's folder from now on (`ui.trace_store`)."""
+    visitor = visitor_of(request, session)
+    if hasattr(session, "owner"):
+        session.owner = visitor.key
+    return GATE.claim(visitor)
 
 
 def release(ticket: int | None) -> None:

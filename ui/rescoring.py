@@ -3,21 +3,30 @@
 Calls the scorer only: the policy and the tools are not re-run, so the tree keeps its
 shape and only rewards, values and the order of siblings can change. Nothing to
 re-score, an empty prompt or a scorer failure give one clear line and change nothing.
+
+A re-score is a model job like a run (`ui.public`): it holds a place in the run gate (taken
+by the event's validator as it joins the queue, so a second model job of the same visitor
+is refused at the door), its cost is checked before the scorer starts (`estimated_tokens`
+against `Limits.max_rescore_tokens`), and past the per-run wall clock it stops between
+sibling groups and shows what it re-scored so far.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 import gradio as gr
 
+from mcts.search.cleaning import CleaningRule, clean_history
 from mcts.search.loop import one_line
 from mcts.search.rescore import RankChange, rescore_tree
 from mcts.search.rules import best_branch
 from mcts.search.trace import trace_from_tree
+from mcts.search.tree import Tree
 from mcts.search.voting import best_terminal_by_ig, best_terminal_by_value, decide, tie_break
 from ui import public
 from ui.forms import parse_rules
@@ -33,33 +42,104 @@ log = logging.getLogger(__name__)
 REWARD_TABLE_HEADERS = ["id", "action", "r before", "r after", "Δr"]
 
 
-def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: str) -> dict[str, Any]:
-    """Re-score the tree on screen with the chosen rules and prompt: the lab's panels,
-    then the Search tab redrawn with the new rewards (flipped siblings marked)."""
+def estimated_tokens(tree: Tree, rules: frozenset[CleaningRule], prompt: str) -> int:
+    """An upper estimate of the tokens a re-score feeds the scorer: per node its cleaned
+    history, the question and the IG prompt. A digit is a token of its own in the bundled
+    model's vocabulary; other text runs about 3 characters a token or more."""
+
+    def tokens(text: str) -> int:
+        digits = sum(ch.isdigit() for ch in text)
+        return digits + (len(text) - digits + 2) // 3
+
+    fixed = tokens(tree.question) + tokens(prompt)
+    return sum(
+        tokens(clean_history([*tree.steps(n.id), *n.simulation], rules).text) + fixed for n in tree.nodes[1:]
+    )
+
+
+def _checked(session: Session, rules: list[str], prompt: str) -> frozenset[CleaningRule]:
+    """The rules, once the tree and the prompt may be re-scored; raises ValueError with the line to show."""
     tree = session.tree
-    prompt = (ig_prompt or "").strip()
+    limits = public.MODE.limits
     if tree is None or len(tree) < 2:
-        return _problem("Nothing to re-score yet: run a search or load a trace first.")
+        raise ValueError("Nothing to re-score yet: run a search or load a trace first.")
     if not prompt:
-        return _problem("The IG prompt is empty.")
-    most = public.MODE.limits.max_rescore_nodes
-    if most is not None and len(tree) > most:
-        return _problem(f"This tree has {len(tree):,} nodes; this demo re-scores trees of at most {most:,}.")
-    if len(prompt) > public.MODE.limits.max_ig_prompt_chars:
-        return _problem(
-            f"The IG prompt is too long (at most {public.MODE.limits.max_ig_prompt_chars:,} characters)."
+        raise ValueError("The IG prompt is empty.")
+    if limits.max_rescore_nodes is not None and len(tree) > limits.max_rescore_nodes:
+        raise ValueError(
+            f"This tree has {len(tree):,} nodes; this demo re-scores trees of at most {limits.max_rescore_nodes:,}."
         )
+    if len(prompt) > limits.max_ig_prompt_chars:
+        raise ValueError(f"The IG prompt is too long (at most {limits.max_ig_prompt_chars:,} characters).")
+    new_rules = parse_rules(rules)
+    cost = estimated_tokens(tree, new_rules, prompt)
+    if limits.max_rescore_tokens is not None and cost > limits.max_rescore_tokens:
+        raise ValueError(
+            f"Re-scoring this tree would feed the scorer about {cost:,} tokens ({len(tree) - 1:,} nodes); "
+            f"this demo re-scores at most {limits.max_rescore_tokens:,}."
+        )
+    return new_rules
+
+
+def rescore(
+    session: Session,
+    rules: list[str],
+    ig_prompt: str,
+    scorer_model: str,
+    request: gr.Request = None,  # type: ignore[assignment]
+) -> dict[str, Any]:
+    """Re-score the tree on screen with the chosen rules and prompt: the lab's panels,
+    then the Search tab redrawn with the new rewards (flipped siblings marked). Holds the
+    visitor's place in the run gate while the scorer works."""
+    ticket: int | None = None
+    try:
+        ticket = public.claim(session, request)
+        return _rescore(session, rules, (ig_prompt or "").strip(), scorer_model)
+    except public.Busy as exc:
+        return _problem(str(exc))
+    finally:
+        public.release(ticket)
+
+
+def _rescore(session: Session, rules: list[str], prompt: str, scorer_model: str) -> dict[str, Any]:
+    try:
+        new_rules = _checked(session, rules, prompt)
+    except ValueError as exc:
+        return _problem(str(exc))
+    tree = session.tree
+    assert tree is not None  # _checked said so
     if public.MODE.enabled:
         scorer_model = public.MODE.scorer_model  # public mode: the operator's scorer, whatever was sent
+    started = time.perf_counter()
+    stopped: list[bool] = []
+
+    def past_clock() -> bool:
+        if public.over_time(started):
+            stopped.append(True)
+        return bool(stopped)
+
     try:
         scorer, scorer_name = get_scorer(scorer_model)
-        new_rules = parse_rules(rules)
         new_tree, changes = rescore_tree(
-            tree, scorer, session.settings, cleaning_rules=new_rules, ig_prompt=prompt
+            tree, scorer, session.settings, cleaning_rules=new_rules, ig_prompt=prompt, stop=past_clock
         )
     except Exception as exc:
         log.exception("re-score failed")
         return _problem(f"Re-score failed: {one_line(exc)}")
+    return _show(session, tree, new_tree, changes, new_rules, prompt, scorer_name, bool(stopped))
+
+
+def _show(
+    session: Session,
+    tree: Tree,
+    new_tree: Tree,
+    changes: list[RankChange],
+    new_rules: frozenset[CleaningRule],
+    prompt: str,
+    scorer_name: str,
+    stopped: bool,
+) -> dict[str, Any]:
+    """Put the re-scored tree on screen: the lab's panels and the Search tab."""
     rows = []
     for old, new in zip(tree.nodes[1:], new_tree.nodes[1:], strict=True):
         a, b = old.reward, new.reward
@@ -85,8 +165,14 @@ def rescore(session: Session, rules: list[str], ig_prompt: str, scorer_model: st
         )
     session.trace_path = _save_view_trace(session)
     labels = ", ".join(sorted(r.value for r in new_rules)) or "none"
+    limit = public.MODE.limits.run_wall_s
+    head = (
+        f"**Stopped at the {limit:.0f} s limit:** re-scored part of the tree (the rest keeps its old rewards)"
+        if stopped
+        else f"**Re-scored** {len(rows)} nodes"
+    )
     status = (
-        f"**Re-scored** {len(rows)} nodes with {scorer_name}, rules: {labels}. "
+        f"{head} with {escape(scorer_name)}, rules: {labels}. "
         f"{moved} rewards changed; {len(changes)} sibling groups reordered "
         f"({len(session.flipped)} nodes changed rank, ringed in the trees)."
     )

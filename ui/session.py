@@ -48,13 +48,16 @@ class Session:
     flipped: frozenset[int] = frozenset()  # nodes whose rank among siblings a re-score changed
     twin: TwinRun | None = None  # the constant-reward twin of `tree` (ui.twin)
     show_truth: bool = False  # the truth overlay (gold) is drawn: a view choice, kept across runs
+    owner: str = (
+        ""  # the visitor whose trace folder this session writes to (`ui.trace_store`); kept across runs
+    )
 
     def reset(self) -> None:
         """Back to an empty view, in place (the gr.State keeps holding this object); the
-        truth overlay's toggle stays as the page shows it."""
-        show_truth = self.show_truth
+        truth overlay's toggle stays as the page shows it, and the session's owner."""
+        show_truth, owner = self.show_truth, self.owner
         self.__dict__.update(Session().__dict__)
-        self.show_truth = show_truth
+        self.show_truth, self.owner = show_truth, owner
 
     def absorb(self, events: Iterable[Event]) -> None:
         """Fold events (a live batch or a loaded trace's whole list) into the highlights."""

@@ -16,7 +16,7 @@ Knows nothing of models, tools or the UI; it reads trees and calls a `Scorer`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from mcts.search.cleaning import DEFAULT_RULES, CleaningRule, clean_history
@@ -47,13 +47,18 @@ def rescore_tree(
     *,
     cleaning_rules: Collection[CleaningRule] = DEFAULT_RULES,
     ig_prompt: str = DEFAULT_IG_PROMPT,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[Tree, list[RankChange]]:
+    """`stop` (asked before each sibling group): True ends the re-score there; the groups
+    not reached keep their old rewards, and the values are backed up from what there is."""
     rules = frozenset(CleaningRule(r) for r in cleaning_rules)
     new = copy.deepcopy(tree)
     before = {n.id: _ranking(tree, n.id) for n in tree.nodes if len(n.children) > 1}
     for parent in new.nodes:
         if not parent.children:
             continue
+        if stop is not None and stop():
+            break
         group = [new[c] for c in parent.children]
         texts = []
         for node in group:

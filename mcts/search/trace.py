@@ -54,7 +54,14 @@ from mcts.search.run_meta import RunMeta
 from mcts.search.serialize import tree_from_list, tree_to_list
 from mcts.search.settings import SearchSettings
 from mcts.search.trace_schema import SchemaError, check_record
-from mcts.search.trace_validation import MAX_JSON_DEPTH, check_shape, json_depth_exceeds, read_trace_text
+from mcts.search.trace_validation import (
+    MAX_JSON_DEPTH,
+    TraceBudget,
+    budget_problem,
+    check_shape,
+    json_depth_exceeds,
+    read_trace_text,
+)
 from mcts.search.tree import Tree
 from mcts.search.voting import SearchResult
 
@@ -157,11 +164,15 @@ def _invalid(where: str, exc: Exception) -> TraceError:
     return TraceError(f"not a valid trace: {where}: {' '.join(str(exc).split())}")
 
 
-def trace_from_dict(data: Any) -> Trace:
+def trace_from_dict(data: Any, budget: TraceBudget | None = None) -> Trace:
     """The trace `data` (parsed JSON) holds; TraceError ("not a valid trace: <field>: <why>")
-    for anything that is not what the writer writes (`mcts.search.trace_schema`)."""
+    for anything that is not what the writer writes (`mcts.search.trace_schema`), and
+    ("trace too large: <why>") for a tree over `budget`, checked first."""
     if not isinstance(data, dict):
         raise TraceError("not a trace: the JSON is not an object")
+    over = budget_problem(data, budget) if budget is not None else None
+    if over is not None:
+        raise TraceError(f"trace too large: {over}")
     version = data.get("schema_version")
     if isinstance(version, bool) or version not in READABLE_VERSIONS:
         raise TraceError(
@@ -209,7 +220,7 @@ def trace_from_dict(data: Any) -> Trace:
     return trace
 
 
-def trace_from_json(text: str) -> Trace:
+def trace_from_json(text: str, budget: TraceBudget | None = None) -> Trace:
     if json_depth_exceeds(text):  # before parsing: Python's parser recurses
         raise TraceError(f"trace JSON nested more than {MAX_JSON_DEPTH} deep")
     try:
@@ -218,7 +229,7 @@ def trace_from_json(text: str) -> Trace:
         raise TraceError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
     except (ValueError, RecursionError) as exc:  # e.g. a number of more than 4,300 digits
         raise TraceError(f"not valid JSON: {' '.join(str(exc).split())[:120]}") from None
-    return trace_from_dict(data)
+    return trace_from_dict(data, budget)
 
 
 def save_trace(trace: Trace, path: str | os.PathLike[str]) -> Path:
@@ -239,7 +250,8 @@ def save_trace(trace: Trace, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def load_trace(path: str | os.PathLike[str]) -> Trace:
-    """Read a trace file: size, JSON depth, schema and tree shape are checked before any
-    record is built; every failure is a TraceError with one clear line."""
-    return trace_from_json(read_trace_text(path, TraceError))
+def load_trace(path: str | os.PathLike[str], budget: TraceBudget | None = None) -> Trace:
+    """Read a trace file: size, JSON depth, the reader's `budget` (if any), schema and tree
+    shape are checked before any record is built; every failure is a TraceError with one
+    clear line."""
+    return trace_from_json(read_trace_text(path, TraceError), budget)

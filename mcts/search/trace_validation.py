@@ -1,4 +1,4 @@
-"""Checks of a trace before anything trusts it (issues 15 and 29): bounds, schema, tree shape.
+"""Checks of a trace before anything trusts it: bounds, schema, tree shape.
 
 Traces come from visitors (the app's upload box), so before the reader in
 `mcts.search.trace` builds anything from one:
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,67 @@ def check_shape(data: dict[str, Any]) -> None:
     if problem is not None:
         raise SchemaError("nodes", problem)
     _ids_in_tree(data, len(data["nodes"]))
+
+
+@dataclass(frozen=True)
+class TraceBudget:
+    """What one trace may cost a reader that draws it (the app): nodes, and the characters of
+    text all nodes together and any one node carry (histories, thoughts, observations). Every
+    view of a tree (figure, table, replay frame, truth overlay) costs about nodes + text, so
+    these bound a load, a replay step, an inspection and a truth toggle alike."""
+
+    max_nodes: int
+    max_text_chars: int
+    max_node_chars: int
+
+    def describe(self) -> str:
+        return (
+            f"at most {self.max_nodes:,} nodes, {self.max_text_chars:,} characters of text in all "
+            f"and {self.max_node_chars:,} in one node"
+        )
+
+
+# The public demo's budget for uploads: the slowest view of a tree this size stays well
+# under half a second on 2 shared CPUs (bench/trace_cost.py: a 500-node load 0.4 s, 0.55 MB sent);
+# the shipped traces are ~15 nodes. Text is bounded loosely (a deep node repeats its branch in its
+# histories, and the app must read its own runs back); the 5 MB upload limit bounds it too.
+PUBLIC_TRACE_BUDGET = TraceBudget(max_nodes=500, max_text_chars=4_000_000, max_node_chars=100_000)
+
+
+def _text_chars(value: Any, depth: int = 0) -> int:
+    """Characters of every string inside `value` (keys included); nesting is bounded by the
+    JSON depth check that ran before parsing, `depth` guards a caller that skipped it."""
+    if isinstance(value, str):
+        return len(value)
+    if depth > MAX_JSON_DEPTH:
+        return 0
+    if isinstance(value, dict):
+        return sum(len(str(k)) + _text_chars(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return sum(_text_chars(v, depth + 1) for v in value)
+    return 0
+
+
+def budget_problem(data: Any, budget: TraceBudget) -> str | None:
+    """Why parsed trace `data` is over `budget` (one line naming the limit), or None. Reads
+    anything JSON can hold: it runs before the schema check, so a tree over the budget costs
+    no more than this one pass."""
+    nodes = data.get("nodes") if isinstance(data, dict) else None
+    if not isinstance(nodes, list):
+        return None  # the schema check says what is wrong
+    if len(nodes) > budget.max_nodes:
+        return f"{len(nodes):,} nodes; this app loads trees of at most {budget.max_nodes:,}"
+    total = 0
+    for i, node in enumerate(nodes):
+        chars = _text_chars(node)
+        if chars > budget.max_node_chars:
+            return f"node {i} holds {chars:,} characters of text; at most {budget.max_node_chars:,} per node"
+        total += chars
+        if total > budget.max_text_chars:
+            return (
+                f"the nodes hold over {budget.max_text_chars:,} characters of text (the most this app loads)"
+            )
+    return None
 
 
 def read_trace_text(path: str | Path, error: type[Exception]) -> str:
