@@ -14,7 +14,7 @@ from typing import Any
 from mcts.search.cleaning import CleaningRule
 from mcts.search.loop import check_question, one_line
 from mcts.search.presets import PRESETS, preset_settings
-from mcts.search.settings import Method, SearchSettings
+from mcts.search.settings import MAX_SEED, Method, SearchSettings
 from ui.ranges import range_problem
 
 # The settings form's components, in the form's order (a preset or a loaded trace fills them).
@@ -31,7 +31,7 @@ SETTING_RANGES: dict[str, tuple[float | None, float | None]] = {
     "expected_depth": (0, 20),
     "max_depth": (1, 20),
     "early_stop": (1, 20),
-    "seed": (None, None),
+    "seed": (0, MAX_SEED),  # the range a trace may hold: the app must read back its own runs
 }
 
 
@@ -119,6 +119,17 @@ class CompareInputs(SearchForm):
 
     method_a: str
     method_b: str
+
+
+def settings_problem(settings: SearchSettings) -> str | None:
+    """Why `settings` (a loaded trace's, the twin's) is outside the form's ranges, or None:
+    the same check a run's form meets, so nothing runs with settings the form would refuse."""
+    for name, value in form_values(settings, with_preset=False).items():
+        if name in SETTING_RANGES:
+            problem = range_problem(name, value, *SETTING_RANGES[name])
+            if problem is not None:
+                return problem
+    return None
 
 
 def parse_rules(values: list[str] | None) -> frozenset[CleaningRule]:

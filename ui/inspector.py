@@ -17,14 +17,14 @@ from viz.escape import md
 
 def parse_node_id(value: Any) -> int | None:
     """A node id from a dropdown value, a table cell or the click bridge ("12" or "12@<nonce>")."""
-    if value is None or value == "":
+    if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return int(value)
-    text = str(value).split("@", 1)[0].strip()
+    if isinstance(value, int):
+        return value
+    text = value if isinstance(value, float) else str(value).split("@", 1)[0].strip()
     try:
         return int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number; inf, 1e400 or 400 nines
         return None
 
 

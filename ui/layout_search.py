@@ -161,7 +161,10 @@ def _settings_fields(page: Page, d: SearchSettings) -> None:
                 *r["early_stop"], value=d.early_stop_terminals, step=1, label="early stop after answers"
             ),
         )
-        page.add("seed", SettingNumber(d.seed, label="seed", precision=0))
+        page.add(
+            "seed",
+            SettingNumber(d.seed, label="seed", precision=0, minimum=r["seed"][0], maximum=r["seed"][1]),
+        )
 
 
 def _model_fields(page: Page, config: AppConfig) -> None:

@@ -23,7 +23,7 @@ from mcts.search.loop import one_line
 from mcts.search.settings import Method, SearchSettings
 from mcts.search.trace import trace_from_search
 from ui import handlers, public, run_cache
-from ui.forms import RunInputs
+from ui.forms import RunInputs, settings_problem
 from ui.labels import method_label
 from ui.render import TWIN_HEIGHT, figure, twin_view
 from ui.session import Session, TwinRun
@@ -42,6 +42,11 @@ def twin_inputs(session: Session, form: RunInputs) -> tuple[RunInputs, SearchSet
     if method != Method.FAST:
         raise ValueError(
             f"The twin is Fast MCTS's ablation; the run on screen is {method_label(method)}. Run Fast MCTS first."
+        )
+    problem = settings_problem(session.settings)
+    if problem is not None:  # a loaded trace may hold settings a run from the form could not
+        raise ValueError(
+            f"The run on screen has settings this demo does not run ({problem}); the twin repeats them."
         )
     twin_form = replace(
         form,

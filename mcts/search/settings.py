@@ -47,6 +47,9 @@ class IGVariant(StrEnum):
     QUESTION_CLIPPED = "question_clipped"  # as question, each token's gain clipped to +-1 nat
 
 
+MAX_SEED = 2**32 - 1  # what every seeding API (torch, numpy, random) takes; traces keep it
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     method: Method = Method.FAST
@@ -88,6 +91,8 @@ class SearchSettings:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value}")
         if self.expected_depth < 0:
             raise ValueError(f"expected_depth must be >= 0, got {self.expected_depth}")
+        if not 0 <= int(self.seed) <= MAX_SEED:
+            raise ValueError(f"seed must be in 0..{MAX_SEED}, got {self.seed}")
 
     def with_(self, **changes: Any) -> SearchSettings:
         return replace(self, **changes)

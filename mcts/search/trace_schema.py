@@ -33,7 +33,7 @@ from mcts.search.cleaning import CleaningRule
 from mcts.search.cost import CostSummary
 from mcts.search.events import EVENT_TYPES, Event
 from mcts.search.run_meta import RunMeta
-from mcts.search.settings import SearchSettings, VoteMode
+from mcts.search.settings import MAX_SEED, SearchSettings, VoteMode
 from mcts.search.steps import Step
 from mcts.search.tree import Node
 from mcts.search.voting import SearchResult, VoteRow
@@ -91,7 +91,7 @@ RANGES: dict[str, Range] = {
     "Node.policy_score": FREE,
     "Node.ppl_history": Range(0, math.inf, nan=True),
     "Node.ppl_with_question": Range(0, math.inf, nan=True),
-    "SearchSettings.seed": Range(0, 2**32 - 1),  # what every seeding API (torch, numpy, random) takes
+    "SearchSettings.seed": Range(0, MAX_SEED),  # what every seeding API (torch, numpy, random) takes
     "NodeScored.ppl_history": FREE,
     "NodeScored.ppl_with_question": FREE,
     "NodeScored.reward": FREE,
