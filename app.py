@@ -20,6 +20,8 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 from ui.config import AppConfig, parse_config  # noqa: E402  (light: `--help` stays fast)
 from ui.session import Session  # noqa: E402
 
+DELETE_CACHE = (600, 3600)  # (every s, older than s): Gradio's delete_cache for uploads and outputs
+
 if TYPE_CHECKING:
     import gradio as gr
 
@@ -51,7 +53,8 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
         machine=machine,
         preset=machine.preset if defaults is None else "",
     )
-    with gr.Blocks(title="MCTS-KBQA · IG-reward tree search") as demo:
+    # Gradio's upload and output cache: files older than an hour go, checked every 10 minutes.
+    with gr.Blocks(title="MCTS-KBQA · IG-reward tree search", delete_cache=DELETE_CACHE) as demo:
         page = Page(gr.State(new_session))
         gr.HTML(HEADER_HTML)
         with gr.Tabs():
@@ -68,14 +71,21 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     return demo
 
 
-def launch_kwargs() -> dict[str, Any]:
+def launch_kwargs(demo: gr.Blocks | None = None) -> dict[str, Any]:
     """Theme, CSS and the click bridge go to launch() in Gradio 6; the shipped traces may be
-    downloaded from wherever the app was started."""
+    downloaded from wherever the app was started. With `demo`: the middleware that answers a
+    request naming no event of it with a 404 (`ui.route_guard`) instead of Gradio's 500."""
     from ui.config import TRACES_DIR
     from ui.public import MODE
     from ui.theme import CSS, JS, theme
 
     kwargs: dict[str, Any] = {"theme": theme(), "css": CSS, "js": JS, "allowed_paths": [str(TRACES_DIR)]}
+    if demo is not None:
+        from starlette.middleware import Middleware
+
+        from ui.route_guard import RouteGuard
+
+        kwargs["app_kwargs"] = {"middleware": [Middleware(RouteGuard, blocks=demo)]}
     if MODE.limits.max_upload_bytes is not None:
         kwargs["max_file_size"] = MODE.limits.max_upload_bytes  # uploads over it are refused by Gradio
     return kwargs
@@ -84,7 +94,7 @@ def launch_kwargs() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     config = parse_config(argv)
     demo = build_app(config)
-    demo.launch(server_name=config.host, server_port=config.port, **launch_kwargs())
+    demo.launch(server_name=config.host, server_port=config.port, **launch_kwargs(demo))
 
 
 if __name__ == "__main__":
