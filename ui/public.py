@@ -10,8 +10,9 @@ On when `PUBLIC_DEMO=1`, and on by itself on Hugging Face Spaces (any of `SPACE_
   ignored;
 - credentials only ever go to the operator's endpoint (`mcts.agents.policy_react`);
 - limits: upload size, question and IG-prompt length, per-run wall clock, runs waiting,
-  runs per visitor and per address range, trace files kept (per session folder, oldest
-  removed). A visitor is the address the operator's proxies saw (`ui.visitor`), never a
+  model jobs (run, twin, compare, re-score) per visitor and per address range, re-score
+  cost, uploaded tree budget, trace files kept (`ui.trace_store`: per visitor folder,
+  quota, age, total). A visitor is the address the operator's proxies saw (`ui.visitor`), never a
   header the client wrote.
 
 `LIMITS` holds the local values (a laptop user trusts themself), `PUBLIC_LIMITS` the
