@@ -63,6 +63,7 @@ def tree_at_round(final: Tree, events: Sequence[Event], round_no: int) -> Replay
         clone.children = [c for c in node.children if c in keep]
         clone.visits, clone.value_sum = 0, 0.0
         clone.reward = clone.ppl_history = clone.ppl_with_question = None
+        clone.ig_detail = None  # shown again once its NodeScored event is replayed
         tree.nodes.append(clone)
     index = {n.id: i for i, n in enumerate(tree.nodes)}
     if [n.id for n in tree.nodes] != list(range(len(tree.nodes))):
@@ -72,6 +73,7 @@ def tree_at_round(final: Tree, events: Sequence[Event], round_no: int) -> Replay
             node = tree.nodes[event.node_id]
             node.reward = event.reward
             node.ppl_history, node.ppl_with_question = event.ppl_history, event.ppl_with_question
+            node.ig_detail = final[event.node_id].ig_detail
         elif isinstance(event, ValuesBackedUp):
             for i in event.path:
                 if i in index:

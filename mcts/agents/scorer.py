@@ -30,6 +30,11 @@ cache reused by every batch. Target log-probs are computed per sequence from its
 hidden states (logsumexp minus the target logit): no full-vocabulary log-softmax over
 the padded batch.
 
+What the reward was computed from goes with it (`IGScore.detail`, for the inspector's IG
+lens): n, the question's per-token NLLs after the history and its tokens as text, all
+from the same pass, and the question's per-token NLLs after the prompt alone, one short
+pass per (question, prompt), cached, which the question-only variants read too.
+
 Cost accounting (`usage`): calls = IG forward passes counted per node (one per node
 for IGScorer, two for NaiveIGScorer, none for ConstantScorer); tokens = tokens run
 through the model (a shared prefix counts once); seconds = wall time in the model.
@@ -54,7 +59,7 @@ from mcts.agents.ig_formula import reward_from_input
 from mcts.agents.models import LoadedModel
 from mcts.search.protocols import DEFAULT_IG_PROMPT, Usage
 from mcts.search.settings import IGVariant
-from mcts.search.steps import IGScore
+from mcts.search.steps import IGDetail, IGScore
 
 _SENTINEL = "\u2063HISTORY\u2063"  # marks where the history goes inside the chat template
 _MIN_SHARED_PREFIX = 16  # tokens; shorter common prefixes are not worth an extra model call
@@ -128,6 +133,23 @@ class PromptBuilder:
         if truncated:
             history_ids = history_ids[len(history_ids) - room :] if room else ()
         return TokenizedNode(prefix=head + history_ids + tail, question=q_ids, truncated=truncated)
+
+    def pieces(self, ids: Sequence[int]) -> tuple[str, ...]:
+        """Each token of `ids` as the text it adds: decode(ids[:i+1]) minus decode(ids[:i]).
+
+        Decoding the growing prefix, not each token alone, keeps a character split over
+        several byte-level tokens whole: it belongs to the token that completes it (the
+        tokens before it add ""). The pieces join to decode(ids).
+        """
+        pieces, shown = [], ""
+        for i in range(len(ids)):
+            text = self.tokenizer.decode(list(ids[: i + 1]))
+            if (text.endswith("\ufffd") and i < len(ids) - 1) or not text.startswith(shown):
+                pieces.append("")  # an unfinished character: it shows with a later token
+                continue
+            pieces.append(text[len(shown) :])
+            shown = text
+        return tuple(pieces)
 
 
 # ---------------------------------------------------------------- core on token ids
@@ -329,7 +351,7 @@ class IGScorer:
         self.max_padding = max_padding
         self.usage = Usage()
         self.model_invocations = 0
-        self._base_cache: dict[tuple[str, str], tuple[float, ...]] = {}
+        self._base_cache: dict[tuple[str, str], tuple[tuple[float, ...], tuple[str, ...]]] = {}
 
     def _nlls(self, nodes: Sequence[TokenizedNode]) -> tuple[list[NodeNLL], int, int]:
         pad = self.model.tokenizer.pad_token_id or 0
@@ -342,9 +364,10 @@ class IGScorer:
             max_padding=self.max_padding,
         )
 
-    def _base_question_nlls(self, question: str, prompt: str) -> tuple[float, ...]:
-        """NLL of each question token after the prompt alone: one short pass per
-        (question, prompt), cached, shared by every node of the question."""
+    def _base_question(self, question: str, prompt: str) -> tuple[tuple[float, ...], tuple[str, ...]]:
+        """(NLL of each question token after the prompt alone, the tokens as text): one
+        short pass per (question, prompt), cached, shared by every node of the question.
+        The question is tokenised on its own, so its tokens are the same with any history."""
         key = (question.strip(), prompt)
         if key not in self._base_cache:
             node = self.builder.build(question, "", prompt)
@@ -355,7 +378,7 @@ class IGScorer:
             self.model_invocations += invocations
             if len(self._base_cache) > 256:  # one entry per question: bound it for a long-lived app
                 self._base_cache.clear()
-            self._base_cache[key] = nlls[0].question_nlls
+            self._base_cache[key] = (nlls[0].question_nlls, self.builder.pieces(node.question))
         return self._base_cache[key]
 
     def score(
@@ -372,7 +395,8 @@ class IGScorer:
         if not cleaned_histories:
             return []
         nodes = [self.builder.build(question, h, prompt) for h in cleaned_histories]
-        base = () if variant == IGVariant.PAPER else self._base_question_nlls(question, prompt)
+        # Every variant gets the baseline: the inspector's IG lens reads it (steps.IGDetail).
+        base, pieces = self._base_question(question, prompt)
         start = time.perf_counter()
         nlls, invocations, tokens = self._nlls(nodes)
         self.usage.seconds += time.perf_counter() - start
@@ -386,6 +410,12 @@ class IGScorer:
                 reward=reward_from_input(ig_input(variant, n, base), alpha, beta),
                 tokens=len(node.ids),
                 truncated=node.truncated,
+                detail=IGDetail(
+                    history_tokens=len(node.prefix) - 1,  # n: every prefix token but the first
+                    question_nlls=n.question_nlls,
+                    question_pieces=pieces,
+                    base_question_nlls=base,
+                ),
             )
             for node, n in zip(nodes, nlls, strict=True)
         ]
@@ -406,7 +436,7 @@ class IGScorer:
             return {IGVariant(v).value: [] for v in variants}
         nodes = [self.builder.build(question, h, prompt) for h in cleaned_histories]
         needs_base = any(IGVariant(v) != IGVariant.PAPER for v in variants)
-        base = self._base_question_nlls(question, prompt) if needs_base else ()
+        base = self._base_question(question, prompt)[0] if needs_base else ()
         nlls, invocations, tokens = self._nlls(nodes)
         self.usage.calls += self.passes_per_node * len(nodes)
         self.usage.tokens += tokens

@@ -326,6 +326,7 @@ class Search:
             node.reward = node_reward(s, ig.reward)
             node.ppl_history, node.ppl_with_question = ig.ppl_history, ig.ppl_with_question
             node.truncated = ig.truncated
+            node.ig_detail = ig.detail
             yield NodeScored(
                 node_id=node_id,
                 ppl_history=ig.ppl_history,

@@ -80,6 +80,7 @@ def rescore_tree(
             node.reward = node_reward(settings, ig.reward)
             node.ppl_history, node.ppl_with_question = ig.ppl_history, ig.ppl_with_question
             node.truncated = ig.truncated
+            node.ig_detail = ig.detail  # the old one explains the old reward
     recompute_values(new, settings)
     changes = [
         RankChange(parent_id=pid, before=order, after=_ranking(new, pid))

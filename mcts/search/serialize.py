@@ -11,7 +11,7 @@ from typing import Any
 
 from kb.actions import Action
 from kb.observation import EntityHit, GraphPattern, Observation, Value
-from mcts.search.steps import Step
+from mcts.search.steps import IGDetail, Step
 from mcts.search.tree import Node, Tree
 
 
@@ -109,6 +109,28 @@ def step_from_dict(data: dict[str, Any]) -> Step:
     )
 
 
+def ig_detail_to_dict(detail: IGDetail | None) -> dict[str, Any] | None:
+    if detail is None:
+        return None
+    return {
+        "history_tokens": detail.history_tokens,
+        "question_nlls": list(detail.question_nlls),
+        "question_pieces": list(detail.question_pieces),
+        "base_question_nlls": list(detail.base_question_nlls),
+    }
+
+
+def ig_detail_from_dict(data: dict[str, Any] | None) -> IGDetail | None:
+    if data is None:
+        return None
+    return IGDetail(
+        history_tokens=int(data["history_tokens"]),
+        question_nlls=tuple(float(x) for x in data["question_nlls"]),
+        question_pieces=tuple(str(x) for x in data["question_pieces"]),
+        base_question_nlls=tuple(float(x) for x in data["base_question_nlls"]),
+    )
+
+
 def node_to_dict(node: Node) -> dict[str, Any]:
     return {
         "id": node.id,
@@ -135,6 +157,7 @@ def node_to_dict(node: Node) -> dict[str, Any]:
         "simulation": [step_to_dict(s) for s in node.simulation],
         "simulated_answer": values_to_list(node.simulated_answer),
         "exhausted": node.exhausted,
+        "ig_detail": ig_detail_to_dict(node.ig_detail),
     }
 
 
@@ -165,6 +188,7 @@ def node_from_dict(data: dict[str, Any]) -> Node:
         simulation=tuple(step_from_dict(s) for s in data.get("simulation", [])),
         simulated_answer=values_from_list(data.get("simulated_answer", [])),
         exhausted=bool(data.get("exhausted", False)),
+        ig_detail=ig_detail_from_dict(data.get("ig_detail")),  # absent before trace version 3
     )
 
 

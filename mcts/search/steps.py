@@ -46,6 +46,36 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class IGDetail:
+    """What an IG reward was computed from, kept so the inspector can say why (viz.ig_lens).
+
+    With n target tokens of history+prompt at mean NLL a, and m question tokens at mean
+    NLL q after them: log PPL(H') = a, log PPL(H', Q) = (n*a + m*q) / (n + m), so
+    x = log PPL(H') - log PPL(H', Q) = m / (n + m) * (a - q). All from the scoring pass
+    itself, except `base_question_nlls` (one cached pass per question, no history).
+    """
+
+    history_tokens: int  # n: target tokens of the prefix (history + prompt, chat-wrapped)
+    question_nlls: tuple[float, ...]  # NLL of each question token after H' + prompt; m = len
+    question_pieces: tuple[str, ...]  # each question token as text (they join to the question)
+    base_question_nlls: tuple[float, ...]  # NLL of each question token after the prompt alone
+
+    def __post_init__(self) -> None:
+        m = len(self.question_nlls)
+        if self.history_tokens < 1 or m == 0:
+            raise ValueError("an IG detail needs >= 1 history target and >= 1 question token")
+        if len(self.question_pieces) != m or len(self.base_question_nlls) != m:
+            raise ValueError(
+                f"an IG detail needs one piece and one baseline NLL per question token ({m}), got "
+                f"{len(self.question_pieces)} and {len(self.base_question_nlls)}"
+            )
+
+    @property
+    def question_tokens(self) -> int:
+        return len(self.question_nlls)
+
+
+@dataclass(frozen=True)
 class IGScore:
     """The IG reward of one cleaned history (docs/method.md#the-ig-reward).
 
@@ -58,3 +88,4 @@ class IGScore:
     reward: float
     tokens: int = 0  # tokens in the scored sequence
     truncated: bool = False  # history was cut from the left to fit the context
+    detail: IGDetail | None = None  # the NLLs behind the reward (None: constant or other scorers)

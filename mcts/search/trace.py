@@ -1,9 +1,9 @@
 """Traces: a whole search run as one versioned JSON file that loads back into an identical tree.
 
-Schema (version 2), one JSON object:
+Schema (version 3), one JSON object:
 
     {
-      "schema_version": 2,
+      "schema_version": 3,
       "created_at": "2026-11-29T14:00:00+00:00",    # UTC, ISO 8601
       "question": "...",
       "settings": {SearchSettings.to_dict()},       # method, rounds, k, c, alpha, beta, ...
@@ -20,7 +20,10 @@ Schema (version 2), one JSON object:
             "terminal", "answer": [value], "answer_sparql", "validity", "policy_score",
             "prior" (P: softmax of the siblings' policy scores; version 2),
             "raw_history", "cleaned_history", "truncated", "exhausted",
-            "simulation": [step], "simulated_answer": [value], "step": step | null}
+            "simulation": [step], "simulated_answer": [value], "step": step | null,
+            "ig_detail": ig_detail | null (version 3)}
+    ig_detail = {"history_tokens" (n), "question_nlls", "question_pieces",
+                 "base_question_nlls"}               # steps.IGDetail: why the reward is what it is
     step  = {"thought", "action": {"tool", "argument", "semantic"} | null, "raw_text",
              "observation": {"text", "status", "values": [value], "entities", "patterns",
                              "types", "sparql", "elapsed_s", "meta"}}
@@ -32,6 +35,8 @@ Version 1 (before PUCT) has no node priors: the reader upgrades it by computing 
 the stored policy scores at the trace's sampling temperature (`rules.priors`), so old
 traces load, replay and re-score like new ones; settings added since (selection,
 c_puct, ig_variant, ...) take their defaults, which are what version-1 runs used.
+Versions 1 and 2 have no `ig_detail`: their nodes load with None (the inspector says the
+trace does not carry what its IG lens needs).
 Saving is atomic (temporary file in the same folder + os.replace). Loading checks every
 field against the schema of the records above (`mcts.search.trace_schema`) before building
 anything; errors raise `TraceError` with one clear line ("not a valid trace: <field>: <why>"). Knows nothing of models, tools or the UI.
@@ -68,8 +73,8 @@ from mcts.search.voting import SearchResult
 if TYPE_CHECKING:
     from mcts.search.loop import Search
 
-TRACE_SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+TRACE_SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 
 class TraceError(ValueError):
@@ -149,7 +154,7 @@ def trace_to_json(trace: Trace, *, indent: int | None = 1) -> str:
 
 
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-1 trace as version 2: node priors from the siblings' policy scores."""
+    """A version-1 trace as the current version: node priors from the siblings' policy scores."""
     nodes = [dict(n) for n in data["nodes"]]
     temperature = float(dict(data.get("settings", {})).get("temperature", SearchSettings().temperature))
     for parent in nodes:

@@ -34,7 +34,7 @@ from mcts.search.cost import CostSummary
 from mcts.search.events import EVENT_TYPES, Event
 from mcts.search.run_meta import RunMeta
 from mcts.search.settings import MAX_SEED, SearchSettings, VoteMode
-from mcts.search.steps import Step
+from mcts.search.steps import IGDetail, Step
 from mcts.search.tree import Node
 from mcts.search.voting import SearchResult, VoteRow
 
@@ -45,6 +45,7 @@ RECORDS: tuple[type, ...] = (
     SearchSettings,
     RunMeta,
     Node,
+    IGDetail,
     Step,
     Action,
     Observation,
@@ -91,6 +92,9 @@ RANGES: dict[str, Range] = {
     "Node.policy_score": FREE,
     "Node.ppl_history": Range(0, math.inf, nan=True),
     "Node.ppl_with_question": Range(0, math.inf, nan=True),
+    "IGDetail.history_tokens": COUNT,
+    "IGDetail.question_nlls": FREE,  # fp32 NLLs: a hair below 0, or inf from a half-precision model
+    "IGDetail.base_question_nlls": FREE,
     "SearchSettings.seed": Range(0, MAX_SEED),  # what every seeding API (torch, numpy, random) takes
     "NodeScored.ppl_history": FREE,
     "NodeScored.ppl_with_question": FREE,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kb.observation import Value
-from mcts.search.steps import Step
+from mcts.search.steps import IGDetail, Step
 
 ROOT_ID = 0
 NO_PARENT = -1
@@ -47,6 +47,7 @@ class Node:
     simulation: tuple[Step, ...] = ()  # classic MCTS: simulated continuation (not tree nodes)
     simulated_answer: tuple[Value, ...] = ()  # classic MCTS: executed answer at the simulation's end
     exhausted: bool = False  # expanded, and nothing below it can be expanded any more
+    ig_detail: IGDetail | None = None  # the NLLs behind `reward` (trace version 3; None before)
 
     @property
     def mean_value(self) -> float:

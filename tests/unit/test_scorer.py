@@ -44,6 +44,12 @@ def _assert_agree(fast: list[IGScore], naive: list[IGScore]) -> None:
         assert f.ppl_with_question == pytest.approx(n.ppl_with_question, rel=1e-4)
         assert abs(f.reward - n.reward) < 1e-4
         assert (f.tokens, f.truncated) == (n.tokens, n.truncated)
+        # What the inspector's IG lens reads agrees too, token by token.
+        assert f.detail is not None and n.detail is not None
+        assert f.detail.history_tokens == n.detail.history_tokens
+        assert f.detail.question_pieces == n.detail.question_pieces
+        assert f.detail.question_nlls == pytest.approx(n.detail.question_nlls, abs=1e-4)
+        assert f.detail.base_question_nlls == pytest.approx(n.detail.base_question_nlls, abs=1e-4)
 
 
 def test_ig_reward_matches_the_worked_examples() -> None:
@@ -84,6 +90,7 @@ def test_constant_scorer_gives_its_value_and_runs_no_model() -> None:
     assert [s.reward for s in scores] == [0.5, 0.5, 0.5]
     assert all(math.isnan(s.ppl_history) and math.isnan(s.ppl_with_question) for s in scores)
     assert scorer.usage.calls == 0 and scorer.score(QUESTION, [], alpha=2, beta=10) == []
+    assert all(s.detail is None for s in scores)  # nothing measured, nothing to explain
     with pytest.raises(ValueError):
         ConstantScorer(math.inf)
 
@@ -111,7 +118,8 @@ def test_one_pass_batched_agrees_with_naive_two_pass(model: LoadedModel) -> None
     assert all(s.ppl_history > 1 and s.ppl_with_question > 1 and 0 < s.reward < 2 for s in got)
     # Cost accounting: one pass per node against two; the shared chat header runs once.
     assert fast.usage.calls == len(HISTORIES) and naive.usage.calls == 2 * len(HISTORIES)
-    assert fast.model_invocations < len(HISTORIES) and naive.model_invocations == 2 * len(HISTORIES)
+    # + the no-history pass (the lens's baseline): one call for the fast scorer, two naive.
+    assert fast.model_invocations < len(HISTORIES) and naive.model_invocations == 2 * len(HISTORIES) + 2
     assert fast.usage.tokens < sum(s.tokens for s in got) < naive.usage.tokens
 
 
@@ -132,6 +140,22 @@ def test_every_ig_variant_one_pass_agrees_with_naive(model: LoadedModel, variant
 
 
 @pytest.mark.slow
+def test_detail_gives_the_reward_by_the_exact_algebra(model: LoadedModel) -> None:
+    """x = log PPL(H') - log PPL(H', Q) = m / (n + m) * (a - q), a = log PPL(H'),
+    q = the question tokens' mean NLL; the pieces spell the question."""
+    got = IGScorer(model).score(QUESTION, HISTORIES[:3], alpha=2, beta=10)
+    for s in got:
+        d = s.detail
+        assert d is not None and d.history_tokens + d.question_tokens == s.tokens - 1
+        assert "".join(d.question_pieces).strip() == QUESTION
+        a, q = math.log(s.ppl_history), sum(d.question_nlls) / d.question_tokens
+        weight = d.question_tokens / (d.history_tokens + d.question_tokens)
+        x = math.log(s.ppl_history / s.ppl_with_question)
+        assert weight * (a - q) == pytest.approx(x, abs=1e-5)
+    assert got[0].detail.base_question_nlls == got[2].detail.base_question_nlls  # one cached baseline
+
+
+@pytest.mark.slow
 def test_cpu_default_runs_rows_unpadded_and_agrees_with_naive(model: LoadedModel) -> None:
     # On CPU a padded token costs as much as a real one, so the default pads nothing.
     fast = IGScorer(model)
@@ -149,7 +173,7 @@ def test_small_batches_and_plain_text_layout_agree_with_naive(model: LoadedModel
     _assert_agree(
         fast.score(QUESTION, histories, alpha=2, beta=10), naive.score(QUESTION, histories, alpha=2, beta=10)
     )
-    assert fast.model_invocations == 2  # batches of 2 + 1; no common prefix worth caching
+    assert fast.model_invocations == 3  # batches of 2 + 1 and the no-history pass; no common prefix
 
 
 @pytest.mark.slow
@@ -230,3 +254,13 @@ def test_core_on_token_ids_handles_identical_and_one_token_apart_sequences() -> 
     for a, b in zip(got + short, ref + ref[:3], strict=True):
         assert a.log_ppl_history == pytest.approx(b.log_ppl_history, abs=1e-5)
         assert a.log_ppl_with_question == pytest.approx(b.log_ppl_with_question, abs=1e-5)
+
+
+@pytest.mark.slow
+def test_question_pieces_keep_characters_split_over_tokens_whole(model: LoadedModel) -> None:
+    builder = IGScorer(model).builder
+    text = "Wo liegt Zürich, 東京 or 🚀?"
+    ids = builder.build(text, "").question
+    pieces = builder.pieces(ids)
+    assert len(pieces) == len(ids) and "".join(pieces) == text
+    assert all("\ufffd" not in p for p in pieces)

@@ -194,7 +194,7 @@ def test_version_1_traces_load_with_priors_replay_and_rescore(name):
     raw = json.loads((V1_TRACES / name).read_text())
     assert raw["schema_version"] == 1
     trace = load_trace(V1_TRACES / name)
-    assert trace.schema_version == TRACE_SCHEMA_VERSION == 2
+    assert trace.schema_version == TRACE_SCHEMA_VERSION == 3
     tree = trace.to_tree()
     for parent in tree.nodes:
         if parent.children:
@@ -202,5 +202,40 @@ def test_version_1_traces_load_with_priors_replay_and_rescore(name):
     assert tree_at_round(tree, trace.events, 1).tree.root.children
     new, _ = rescore_tree(tree, ToyScorer(), trace.settings)
     assert len(new) == len(tree)
-    again = trace_from_json(trace_to_json(trace))  # written back as version 2, same priors
+    again = trace_from_json(trace_to_json(trace))  # written back as the current version, same priors
     assert [n.prior for n in again.to_tree().nodes] == [n.prior for n in tree.nodes]
+
+
+def test_version_2_trace_loads_without_ig_details_and_replays():
+    """Version 2 (priors, before IG details): every node loads with ig_detail None."""
+    from viz.replay import tree_at_round
+
+    name = "trace_v2_fast_inception.json"
+    assert json.loads((V1_TRACES / name).read_text())["schema_version"] == 2
+    trace = load_trace(V1_TRACES / name)
+    tree = trace.to_tree()
+    assert trace.schema_version == TRACE_SCHEMA_VERSION
+    assert all(n.ig_detail is None for n in tree.nodes)
+    assert any(n.reward is not None for n in tree.nodes)
+    assert tree_at_round(tree, trace.events, 1).tree.root.children
+    assert "ig_detail" not in (V1_TRACES / name).read_text()
+
+
+def test_ig_details_round_trip_and_follow_replay(tmp_path):
+    from mcts.search.steps import IGDetail
+    from viz.replay import tree_at_round
+
+    search = _finished(Method.FAST, rounds=2)
+    scored = [n for n in search.tree.nodes if n.reward is not None]
+    for i, node in enumerate(scored):
+        node.ig_detail = IGDetail(
+            history_tokens=10 + i,
+            question_nlls=(0.5, 1.25 + i),
+            question_pieces=("Who", " directed <b>it</b>?"),
+            base_question_nlls=(2.0, 3.0),
+        )
+    loaded = load_trace(save_trace(trace_from_search(search), tmp_path / "t.json")).to_tree()
+    assert [n.ig_detail for n in loaded.nodes] == [n.ig_detail for n in search.tree.nodes]
+    frame = tree_at_round(loaded, search.events_log, 1).tree
+    for node in frame.nodes:  # a node not scored yet at round 1 shows no detail
+        assert (node.ig_detail is None) == (node.reward is None), node.id

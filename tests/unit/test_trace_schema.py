@@ -24,7 +24,7 @@ from mcts.search.cost import CostSummary
 from mcts.search.events import EVENT_TYPES
 from mcts.search.run_meta import RunMeta
 from mcts.search.settings import SearchSettings
-from mcts.search.steps import Step
+from mcts.search.steps import IGDetail, Step
 from mcts.search.trace import Trace, TraceError, trace_from_json
 from mcts.search.tree import Node
 from mcts.search.voting import SearchResult
@@ -43,8 +43,12 @@ def test_the_schema_has_every_field_the_writer_writes_and_no_other() -> None:
     obs = Observation("t", values=(value,), entities=(EntityHit("m.1", "x"),),
                       patterns=(GraphPattern("out", ("p",), value),))  # fmt: skip
     step = Step("th", Action("SearchNodes", "x"), obs)
-    node = Node(id=1, parent=0, depth=1, step=step)
+    detail = IGDetail(
+        history_tokens=9, question_nlls=(1.0,), question_pieces=("Who",), base_question_nlls=(2.0,)
+    )
+    node = Node(id=1, parent=0, depth=1, step=step, ig_detail=detail)
     assert set(serialize.node_to_dict(node)) == _names(Node)
+    assert set(serialize.node_to_dict(node)["ig_detail"]) == _names(IGDetail)
     assert set(serialize.step_to_dict(step)) == _names(Step)
     assert set(serialize.observation_to_dict(obs)) == _names(Observation)
     assert set(serialize.observation_to_dict(obs)["entities"][0]) == _names(EntityHit)
@@ -85,6 +89,12 @@ def _step_node() -> int:
     return next(i for i, n in enumerate(REAL["nodes"]) if n["step"] and n["step"]["action"])
 
 
+_DETAIL = {
+    "history_tokens": 9,
+    "question_nlls": [1.0],
+    "question_pieces": ["Who"],
+    "base_question_nlls": [2.0],
+}
 ISSUE_CASES = [
     ("nodes[1].visits", 10**400, "nodes[1].visits: must be in"),
     (f"nodes[{_step_node()}].step.action.argument", 7, "argument: must be text"),
@@ -108,6 +118,13 @@ ISSUE_CASES = [
     ("settings.rounds", 0, "settings: rounds must be >= 1"),
     ("nodes[1].round", 99, "nodes: node 2 was made in round"),  # found by the property test: replay failed
     ("nodes[0].ppl_history", 10**400, "nodes[0].ppl_history: must be in"),  # found by it: no float holds it
+    (
+        "nodes[1].ig_detail",
+        {**_DETAIL, "history_tokens": -1},
+        "nodes[1].ig_detail.history_tokens: must be in",
+    ),
+    ("nodes[1].ig_detail", {**_DETAIL, "question_pieces": [7]}, "question_pieces[0]: must be text"),
+    ("nodes[1].ig_detail", {**_DETAIL, "question_pieces": []}, "nodes: an IG detail needs one piece"),
 ]
 
 
