@@ -71,21 +71,19 @@ def build_app(config: AppConfig | None = None, defaults: SearchSettings | None =
     return demo
 
 
-def launch_kwargs(demo: gr.Blocks | None = None) -> dict[str, Any]:
+def launch_kwargs(demo: gr.Blocks) -> dict[str, Any]:
     """Theme, CSS and the click bridge go to launch() in Gradio 6; the shipped traces may be
-    downloaded from wherever the app was started. With `demo`: the middleware that answers a
-    request naming no event of it with a 404 (`ui.route_guard`) instead of Gradio's 500."""
+    downloaded from wherever the app was started; the middleware answers a request naming no
+    event of `demo` with a 404 (`ui.route_guard`) instead of Gradio's 500."""
+    from starlette.middleware import Middleware
+
     from ui.config import TRACES_DIR
     from ui.public import MODE
+    from ui.route_guard import RouteGuard
     from ui.theme import CSS, JS, theme
 
     kwargs: dict[str, Any] = {"theme": theme(), "css": CSS, "js": JS, "allowed_paths": [str(TRACES_DIR)]}
-    if demo is not None:
-        from starlette.middleware import Middleware
-
-        from ui.route_guard import RouteGuard
-
-        kwargs["app_kwargs"] = {"middleware": [Middleware(RouteGuard, blocks=demo)]}
+    kwargs["app_kwargs"] = {"middleware": [Middleware(RouteGuard, blocks=demo)]}
     if MODE.limits.max_upload_bytes is not None:
         kwargs["max_file_size"] = MODE.limits.max_upload_bytes  # uploads over it are refused by Gradio
     return kwargs

@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         demo = app.build_app()  # this machine's defaults (the small preset on a CPU), as the traces ran
         demo.launch(
             prevent_thread_lock=True, server_name="127.0.0.1", server_port=free_port(), quiet=True,
-            **app.launch_kwargs(),
+            **app.launch_kwargs(demo),
         )  # fmt: skip
         try:
             args.out.mkdir(parents=True, exist_ok=True)

@@ -58,7 +58,11 @@ def served(**build: Any) -> Iterator[str]:
 
     demo = app.build_app(**build)
     demo.launch(
-        prevent_thread_lock=True, server_port=None, server_name="127.0.0.1", quiet=True, **app.launch_kwargs()
+        prevent_thread_lock=True,
+        server_port=None,
+        server_name="127.0.0.1",
+        quiet=True,
+        **app.launch_kwargs(demo),
     )
     try:
         yield demo.local_url

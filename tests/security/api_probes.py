@@ -306,7 +306,7 @@ def run_probes(only: str = "") -> list[Outcome]:
     handlers.get_world = world  # the run's model is the toy world: no language model loads
     demo = app.build_app()
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=None, quiet=True,
-                **app.launch_kwargs())  # fmt: skip
+                **app.launch_kwargs(demo))  # fmt: skip
     outcomes: list[Outcome] = []
     try:
         api = Api(demo.local_url)

@@ -155,8 +155,8 @@ def test_the_public_page_hides_the_fields_and_its_api_cannot_override_them(
     kb = by_label["Knowledge base"]
     assert kb.allow_custom_value is False
     assert {choice[1] for choice in kb.choices} == set(public_mode.allowed_kbs)
-    assert app.launch_kwargs()["max_file_size"] == PUBLIC_LIMITS.max_upload_bytes
-    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, **app.launch_kwargs())
+    assert app.launch_kwargs(demo)["max_file_size"] == PUBLIC_LIMITS.max_upload_bytes
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", quiet=True, **app.launch_kwargs(demo))
     try:
         client = gradio_client.Client(demo.local_url, verbose=False, download_files=str(tmp_path / "dl"))
         args = {f.name: v for f, v in zip(fields(RunInputs), _form().__dict__.values(), strict=True)}
