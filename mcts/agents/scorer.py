@@ -1,5 +1,5 @@
 """The IG reward (docs/method.md#the-ig-reward): fast one-pass scorer, naive reference, constant.
-The formula itself, for every IG variant, is `mcts.agents.ig_formula`.
+The formula itself, for every IG variant, is `mcts.search.ig_formula`.
 
 r = alpha * sigmoid(beta * log(PPL(H') / PPL(H', Q))), where H' is the cleaned
 history followed by the fixed prompt and Q the original question.
@@ -51,12 +51,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcts.agents.ig_formula import NodeNLL as NodeNLL  # re-exported: callers import them from here
-from mcts.agents.ig_formula import ig_input as ig_input
-from mcts.agents.ig_formula import ig_reward as ig_reward
-from mcts.agents.ig_formula import ig_reward_from_logs as ig_reward_from_logs
-from mcts.agents.ig_formula import reward_from_input
 from mcts.agents.models import LoadedModel
+from mcts.search.ig_formula import NodeNLL as NodeNLL  # re-exported: callers import them from here
+from mcts.search.ig_formula import ig_input as ig_input
+from mcts.search.ig_formula import ig_reward as ig_reward
+from mcts.search.ig_formula import ig_reward_from_logs as ig_reward_from_logs
+from mcts.search.ig_formula import reward_from_input
 from mcts.search.protocols import DEFAULT_IG_PROMPT, Usage
 from mcts.search.settings import IGVariant
 from mcts.search.steps import IGDetail, IGScore

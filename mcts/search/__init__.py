@@ -2,7 +2,9 @@
 
 What lives here: the plain data that crosses the search/model boundary (`steps`,
 `protocols`), settings, the tree and its statistics, the rules of the method
-(`rules`: rewards, decayed backup, principal path, best branch; `cleaning`), the
+(`rules`: rewards, decayed backup, principal path, best branch; `cleaning`; the IG
+formula as a pure function of NLLs, `ig_formula`, which the scorer and the inspector
+share), the
 search loop (`loop`) and its per-method drivers (`drivers`), the final answer
 (`voting`), cost accounting, and traces (`serialize`, `trace`, `rescore`).
 

@@ -2,7 +2,8 @@
 
 r = alpha * sigmoid(beta * x), where x depends on `settings.IGVariant`
 (docs/method.md#the-ig-reward for the paper's form; the variants are documented at
-`ig_input`). Nothing here runs a model: `mcts.agents.scorer` computes the NLLs, in one pass or naively.
+`ig_input`). Nothing here runs a model: `mcts.agents.scorer` computes the NLLs, in one pass
+or naively, and the inspector's IG lens (`viz.ig_lens`) re-reads the stored ones.
 """
 
 from __future__ import annotations
