@@ -123,6 +123,7 @@ def inspector(session: Session) -> tuple[str, str]:
         beta=s.beta,
         c_puct=getattr(s, "c_puct", None),
         truth=truth_cells(truth_of(session), node_id),
+        settings=s,
     )
     detail = f"{detail}\n\n{inspector_glossary()}"  # what UCT, W/N and P mean, under the numbers
     return detail, history_html(tree, node_id, session.rules)

@@ -15,8 +15,10 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from mcts.search.cleaning import RULE_INFO, CleaningRule, clean_history
+from mcts.search.settings import SearchSettings
 from mcts.search.tree import ROOT_ID, Node, Tree
 from viz.escape import cell, fence, html_text, md, num
+from viz.ig_lens import lens_markdown
 
 NODE_TABLE_HEADERS = [
     "id",
@@ -197,9 +199,11 @@ def node_detail_markdown(
     beta: float = 10.0,
     c_puct: float | None = None,
     truth: Sequence[tuple[str, str]] = (),
+    settings: SearchSettings | None = None,
 ) -> str:
     """The full step and every number of one node, as Markdown; `truth`: the truth
-    overlay's (name, value) cells, shown beside r and W/N."""
+    overlay's (name, value) cells, shown beside r and W/N; with the run's `settings`, the
+    IG lens (`viz.ig_lens`: why the node got its reward) below the numbers."""
     node = tree[node_id]
     if node.step is None:
         return (
@@ -266,6 +270,8 @@ def node_detail_markdown(
     if node.simulation:
         sim = "\n".join(f"{i + 1}. {md(action_text_of(s))}" for i, s in enumerate(node.simulation))
         lines += ["", "**Simulated continuation (classic MCTS)**", "", sim]
+    if settings is not None:
+        lines += ["", lens_markdown(tree, node_id, settings)]
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from kb.actions import Action
@@ -138,3 +139,20 @@ def test_the_inspector_shows_the_puct_prior_and_its_term_when_present() -> None:
     text = node_detail_markdown(tree, 1, c=1.0, c_puct=1.0)
     assert "prior P | **0.750**" in text
     assert f"prior term (c_puct 1) | **{tree.prior_term(1, 1.0):.3f}**" in text
+
+
+def test_the_inspector_adds_the_ig_lens_when_given_the_run_settings() -> None:
+    from mcts.search.settings import SearchSettings
+    from mcts.search.steps import IGDetail
+    from viz.ig_lens import NO_DETAIL
+
+    tree = _tree()
+    assert "IG lens" not in node_detail_markdown(tree, 1, c=1.0)
+    text = node_detail_markdown(tree, 1, c=1.0, settings=SearchSettings())
+    assert NO_DETAIL in text  # no IG detail stored: one line, not the sections
+    # log PPL(H') = log 20 and log PPL(H', Q) = log 16 with n = 8, m = 2: q = (10 log 16 - 8 log 20) / 2.
+    q = (10 * math.log(16.0) - 8 * math.log(20.0)) / 2
+    tree[1].ig_detail = IGDetail(8, (q, q), ("Who", " wrote Dune?"), (2.0, 2.0))
+    text = node_detail_markdown(tree, 1, c=1.0, settings=SearchSettings())
+    assert "Reward anatomy" in text and "Selection among its siblings" in text and NO_DETAIL not in text
+    assert f"| x paper | {math.log(20 / 16):.4f}" in text
