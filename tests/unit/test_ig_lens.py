@@ -174,3 +174,16 @@ def test_a_version_2_trace_gets_the_one_line_instead_of_the_lens() -> None:
     scored = next(n.id for n in tree.nodes if n.reward is not None)
     text = lens_markdown(tree, scored, trace.settings)
     assert NO_DETAIL in text and "Reward anatomy" not in text
+
+
+def test_markup_anywhere_in_the_lens_is_escaped() -> None:
+    bad = "<form data-inj><b data-inj>Inception</b></form>"
+    tree = Tree(f"Who directed {bad}?")
+    a = _scored(tree, 2.0, (1.0, 0.5), history=f"Observation: {bad} directed")
+    _scored(tree, 1.5, (1.0, 0.5))
+    tree[a].ig_detail = IGDetail(8, (1.0, 0.5), ("Who", f" {bad}"), (2.0, 2.0))
+    text = lens_markdown(tree, a, SearchSettings())
+    assert "Restatements found:** 8" in text  # form, data, inj twice each, Inception, directed
+    for tag in ("<form", "<b "):
+        assert tag not in text
+    assert "&lt;form data-inj&gt;" in text
