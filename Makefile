@@ -40,7 +40,8 @@ virtuoso-deps:
 
 test: setup browser-deps virtuoso-deps
 	$(PY) -m ruff check .
-	$(PY) -m pytest --durations=30 || [ $$? -eq 5 ]  # 5 = no tests collected
+	# Two workers, each test file on one of them (its module fixtures load once).
+	$(PY) -m pytest -n 2 --dist loadfile --durations=30 || [ $$? -eq 5 ]  # 5 = no tests collected
 
 lint: setup
 	$(PY) -m ruff check .
