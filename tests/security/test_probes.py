@@ -54,6 +54,7 @@ LIVE_API = {
     "example traces": 4,
     "file routes": 5,
     "floods": 2,
+    "public limits": 16,
 }
 ROUNDS = {"tests.security.probes": PARTS, "tests.security.api_probes": LIVE_API}
 
