@@ -11,11 +11,11 @@ from typing import Any
 def range_problem(name: str, value: Any, minimum: float | None, maximum: float | None) -> str | None:
     """Why `value` cannot be field `name` (bounds inclusive, None = open), or None if it can."""
     if minimum is not None and maximum is not None:
-        allowed = f"between {minimum:g} and {maximum:g}"
+        allowed = f"between {_bound(minimum)} and {_bound(maximum)}"
     elif minimum is not None:
-        allowed = f"at least {minimum:g}"
+        allowed = f"at least {_bound(minimum)}"
     elif maximum is not None:
-        allowed = f"at most {maximum:g}"
+        allowed = f"at most {_bound(maximum)}"
     else:
         allowed = ""
     if not is_number(value):
@@ -34,6 +34,12 @@ def is_number(value: Any) -> bool:
     if isinstance(value, bool):
         return False
     return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _bound(limit: float) -> str:
+    """A limit as a visitor can compare it: whole numbers in full (a seed's 4294967295, not
+    4.29497e+09, which reads as if a smaller seed were refused), fractions short."""
+    return str(int(limit)) if float(limit).is_integer() else f"{limit:g}"
 
 
 def _shown(value: int | float) -> str:

@@ -136,6 +136,11 @@ def test_the_seed_field_refuses_a_seed_the_trace_reader_would_refuse() -> None:
     seed = next(b for b in demo.blocks.values() if getattr(b, "label", None) == "seed")
     assert seed.problem("seed", 2**40) and seed.problem("seed", -1)
     assert seed.problem("seed", MAX_SEED) is None
+    # The refusal names the largest seed in full: "4.29497e+09" read as if 4294967296's
+    # neighbours below were refused too.
+    assert (
+        seed.problem("seed", MAX_SEED + 1) == f"seed must be between 0 and {MAX_SEED} (got {MAX_SEED + 1})."
+    )
 
 
 def test_the_twin_refuses_a_loaded_trace_whose_settings_the_form_would_refuse(public_mode, tmp_path) -> None:
