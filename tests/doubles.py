@@ -16,6 +16,7 @@ Test modules import these from here, never from one another.
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -96,9 +97,13 @@ def greedy_path(
 
 
 # ----- the app on the toy world -------------------------------------------------------------
-def slow_toy_world(call_s: float = 0.3) -> tuple[Callable[..., Any], list[int]]:
+def slow_toy_world(
+    call_s: float = 0.3, hold: threading.Event | None = None
+) -> tuple[Callable[..., Any], list[int]]:
     """(the app's `get_world` on the toy world, [policy calls running now, the most at
-    once]): each policy call sleeps `call_s`, so runs last long enough to overlap."""
+    once]): each policy call sleeps `call_s`, so runs last long enough to overlap; with
+    `hold`, each call also waits (at most 120 s) until the test sets it, so a run lasts
+    until the test lets it go, however slow the machine."""
     from mcts.search.run_meta import RunMeta
     from tests import toy_world
 
@@ -115,6 +120,8 @@ def slow_toy_world(call_s: float = 0.3) -> tuple[Callable[..., Any], list[int]]:
                 running[1] = max(running)
                 try:
                     time.sleep(call_s)
+                    if hold is not None:
+                        hold.wait(timeout=120)
                     return propose(*args, **kwargs)
                 finally:
                     running[0] -= 1

@@ -9,6 +9,8 @@ the run and the same visitor's next run starts.
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from tests.browser_support import require_chromium, served
@@ -18,13 +20,18 @@ from ui.run_gate import RunGate
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
+# The first run's policy waits here until the test has seen the second tab refused and has
+# pressed Stop: a fixed pause let a slow machine finish the run before the click.
+HOLD = threading.Event()
+
+
 @pytest.fixture(scope="module")
 def url():
     require_chromium()
     from tests.doubles import slow_toy_world
     from ui import handlers
 
-    world, _ = slow_toy_world(2.0)  # a run lasts several seconds: the second tab meets it
+    world, _ = slow_toy_world(0.2, hold=HOLD)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(handlers, "get_world", world)
         mp.setattr(handlers, "_cache_key", lambda *a, **k: None)  # every run searches
@@ -49,6 +56,7 @@ def test_one_visitor_one_run_then_stop_and_run_again(url, browser) -> None:
     expect(second.get_by_text("already have a run").first).to_be_visible(timeout=30_000)
     expect(first.locator("#stop-btn")).to_be_enabled(timeout=30_000)
     first.locator("#stop-btn").click()
+    HOLD.set()  # the held policy call returns; the cancelled run stops at its next yield
     expect(first.locator("#status")).to_contain_text("cancelled", timeout=60_000)
     second.locator("#run-btn").click()
     expect(second.locator("#status")).to_contain_text("Finished", timeout=90_000)
