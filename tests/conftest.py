@@ -16,8 +16,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-# `make test` runs two pytest-xdist workers on the two cores: one OpenMP thread each, or
-# torch's thread pools in both workers oversubscribe the cores and spin against each other.
+# `make test` runs pytest-xdist workers on the two cores: one OpenMP thread each, or the
+# workers' torch thread pools oversubscribe the cores and spin against each other.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 

@@ -15,6 +15,7 @@ import pytest
 
 from kb.actions import Action
 from mcts.agents.policy_react import ReActPolicy, cut_at_stop, merge_candidates, parse_completion
+from mcts.agents.prompts import PromptConfig
 from mcts.search.steps import Step
 
 Q = "Who directed Inception?"
@@ -160,9 +161,11 @@ def test_real_model_runs_end_to_end_and_is_reproducible(model, demo_kb):
     from kb.tools import Toolbox
 
     tools = Toolbox(demo_kb)
-    # Free generation is the suite's slowest part: two samples of at most 48 tokens hold a
-    # thought and one tool call, enough to parse, merge and compare.
-    pol = ReActPolicy(model, fewshot="demo", max_new_tokens=48)
+    # Free generation is the suite's slowest part: one demonstration (a shorter prompt) and
+    # two samples of at most 32 tokens, which hold a short thought and one tool call (or a
+    # cut one: a parse error candidate), enough to parse, merge and compare.
+    prompt = PromptConfig(fewshot="demo", max_demos=1)
+    pol = ReActPolicy(model, prompt=prompt, max_new_tokens=32)
     history: list[Step] = []
     for depth in range(2):  # the root and one step on
         cands = pol.propose(Q, history, 2, rng=random.Random(depth))
