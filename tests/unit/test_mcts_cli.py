@@ -109,3 +109,17 @@ def test_a_kb_spec_that_does_not_exist_is_a_clear_error(capsys):
     code = main(["run", "--kb", "/no/such/file.nt", "-q", QUESTION])
     assert code == 2
     assert "no such file or folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("script", "target"),
+    [("mcts-kbqa", "mcts.cli.main:main"), ("mcts-kb", "kb.__main__:main"), ("mcts-kbqa-app", "app:main")],
+)
+def test_the_console_scripts_are_installed_and_answer_help(script: str, target: str) -> None:
+    from importlib.metadata import entry_points
+
+    assert {e.name: e.value for e in entry_points(group="console_scripts")}.get(script) == target
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / script), "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and "usage" in done.stdout.lower(), done.stderr[-2000:]
