@@ -40,8 +40,11 @@ def require_chromium() -> None:
 @contextmanager
 def chromium() -> Iterator[Any]:
     """One headless Chromium (a playwright `Browser`), closed on the way out."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # An assertion waits up to 30 s (playwright's default is 5 s): with the suite's workers
+    # sharing two cores, Gradio's page can take longer than 5 s to render its first view.
+    expect.set_options(timeout=30_000)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
