@@ -42,9 +42,9 @@ virtuoso-deps:
 
 test: setup browser-deps virtuoso-deps
 	$(PY) -m ruff check .
-	# Three workers on two cores (many tests wait on a browser, a server or a subprocess),
-	# each test file on one of them, so its module fixtures load once.
-	$(PY) -m pytest -n 3 --dist loadfile --durations=30 || [ $$? -eq 5 ]  # 5 = no tests collected
+	# One worker per core, each test file on one of them, so its module fixtures load once
+	# (a third worker made the browser tests miss their timeouts on these two cores).
+	$(PY) -m pytest -n 2 --dist loadfile --durations=30 || [ $$? -eq 5 ]  # 5 = no tests collected
 
 lint: setup
 	$(PY) -m ruff check .
