@@ -198,3 +198,20 @@ def test_preset_buttons_show_the_time_this_machine_measured(monkeypatch, tmp_pat
         presets.record_time(small.with_(method=Method.BEAM), wall, gpu=False)
     assert presets.expected_s("small", "cpu") == (50.0, True)
     assert "(timed here)" in presets.machine_defaults(gpu=False).buttons["small"]
+
+
+@pytest.mark.parametrize(
+    ("trace", "has_detail"), [("fast-inception.json", True), ("constant-inception.json", False)]
+)
+def test_inspecting_a_replayed_node_shows_the_ig_lens_without_a_model(trace: str, has_detail: bool) -> None:
+    from ui import traces
+    from ui.inspector import inspect_node
+    from viz.ig_lens import NO_DETAIL
+
+    session = Session()
+    traces.load_bundled(session, trace)
+    scored = next(n.id for n in session.tree.nodes if not n.is_root and n.reward is not None)
+    detail = inspect_node(session, str(scored))["detail"]
+    assert "IG lens: why this reward" in detail
+    assert (NO_DETAIL not in detail) is has_detail
+    assert ("W/N" in detail) or ("exploration" in detail.lower())
