@@ -18,10 +18,10 @@ Pure functions of stored text and numbers; no model.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kb.name_index import normalise
 from viz.escape import md
 
 _FRAGMENT = re.compile(r"[^\W_]+")  # letters and digits: `_`, `.`, `:` and spaces split ids
@@ -93,9 +93,9 @@ def heat_markdown(words: Sequence[Word]) -> str:
 
 
 def fold(text: str) -> str:
-    """Lower case without accents: `Ünïcödé` -> `unicode`."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    """Lower case without accents: `Ünïcödé` -> `unicode`; the name index's own folding
+    (`kb.name_index.normalise`), so a restatement is matched the way SearchNodes matches."""
+    return normalise(text)
 
 
 def stem(word: str) -> str:
