@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from mcts.search.ig_formula import NodeNLL, ig_input, reward_from_input
 from mcts.search.settings import IGVariant, SearchSettings, Selection
+from mcts.search.steps import IGDetail
 from mcts.search.tree import Node, Tree
 from viz.escape import md, num
 from viz.ig_words import heat_markdown, question_words, restatement_lines, restatements
@@ -59,8 +60,14 @@ class Anatomy:
 
 def anatomy(node: Node, alpha: float, beta: float) -> Anatomy | None:
     """The reward's terms from the node's stored detail and PPLs; None without them."""
-    d = node.ig_detail
-    ppl_h, ppl_hq = node.ppl_history, node.ppl_with_question
+    return anatomy_of(node.ig_detail, node.ppl_history, node.ppl_with_question, alpha, beta)
+
+
+def anatomy_of(
+    d: IGDetail | None, ppl_h: float | None, ppl_hq: float | None, alpha: float, beta: float
+) -> Anatomy | None:
+    """The reward's terms from an IG detail and its two perplexities (a node's, or a
+    what-if edit's fresh score); None without them."""
     if d is None or ppl_h is None or ppl_hq is None or not (ppl_h > 0 and ppl_hq > 0):
         return None
     if not (math.isfinite(ppl_h) and math.isfinite(ppl_hq)):
