@@ -59,6 +59,7 @@ class Limits:
     trace_max_age_s: float | None = None  # a trace file older than this is removed
     max_rescore_nodes: int | None = None  # re-scoring costs one IG pass per node (an upload may hold 20k)
     max_rescore_tokens: int | None = None  # tokens one re-score may feed the scorer (`ui.rescoring`)
+    max_whatif_chars: int = 20_000  # an edited history the IG lens re-scores (`ui.lens_probe`)
     trace_budget: TraceBudget | None = (
         None  # what one loaded trace may cost to draw (None: the reader's bounds)
     )
@@ -80,6 +81,7 @@ PUBLIC_LIMITS = Limits(
     # The bundled scorer reads ~100 tokens/s on a Space's CPU (two passes per history): 10k
     # stays inside the run's 180 s; a shipped example tree costs ~3k.
     max_rescore_tokens=10_000,
+    max_whatif_chars=4_000,  # a history of the shipped examples runs 300-1,500 characters
     trace_budget=PUBLIC_TRACE_BUDGET,
 )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
 from mcts.search.events import Event, NodeSelected, RoundFinished
@@ -51,6 +52,9 @@ class Session:
     owner: str = (
         ""  # the visitor whose trace folder this session writes to (`ui.trace_store`); kept across runs
     )
+    # The IG lens's occlusions (`ui.lens_probe`), keyed by what they depend on; a new run empties it.
+    lens_cache: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    lens_stop: bool = False  # Stop pressed while an occlusion runs (read between its passes)
 
     def reset(self) -> None:
         """Back to an empty view, in place (the gr.State keeps holding this object); the

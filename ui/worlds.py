@@ -58,6 +58,15 @@ def get_world(form: SearchForm, method: Method) -> Any:
     return world
 
 
+def scorer_loaded(scorer_model: str) -> bool:
+    """Whether `get_scorer` would answer without loading a model."""
+    from mcts.agents.models import resolve_model_names
+
+    _, name = resolve_model_names(None, (scorer_model or "").strip() or None)
+    with _LOCK:
+        return name in _SCORERS
+
+
 def get_scorer(scorer_model: str) -> tuple[Any, str]:
     """(IG scorer, its model name) for re-scoring: no KB and no policy needed, so a trace
     recorded against a KB this machine does not have can still be re-scored."""
