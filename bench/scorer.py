@@ -105,7 +105,7 @@ def build_expansion(siblings: int = 5) -> tuple[str, list[str]]:
                 Action("SearchGraphPatterns", sgp, semantic="film character"),
                 Observation("\n".join(lines)),
             )
-        histories.append(clean_history([*shared, last]).text)
+        histories.append(clean_history([*shared, last], question=main["question"]).text)
     return main["question"], histories
 
 

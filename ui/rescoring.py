@@ -42,18 +42,21 @@ log = logging.getLogger(__name__)
 REWARD_TABLE_HEADERS = ["id", "action", "r before", "r after", "Δr"]
 
 
+def text_tokens(text: str) -> int:
+    """An upper estimate of the tokens of `text`: a digit is a token of its own in the
+    bundled model's vocabulary; other text runs about 3 characters a token or more."""
+    digits = sum(ch.isdigit() for ch in text)
+    return digits + (len(text) - digits + 2) // 3
+
+
 def estimated_tokens(tree: Tree, rules: frozenset[CleaningRule], prompt: str) -> int:
     """An upper estimate of the tokens a re-score feeds the scorer: per node its cleaned
-    history, the question and the IG prompt. A digit is a token of its own in the bundled
-    model's vocabulary; other text runs about 3 characters a token or more."""
-
-    def tokens(text: str) -> int:
-        digits = sum(ch.isdigit() for ch in text)
-        return digits + (len(text) - digits + 2) // 3
-
+    history, the question and the IG prompt (`text_tokens`)."""
+    tokens = text_tokens
     fixed = tokens(tree.question) + tokens(prompt)
     return sum(
-        tokens(clean_history([*tree.steps(n.id), *n.simulation], rules).text) + fixed for n in tree.nodes[1:]
+        tokens(clean_history([*tree.steps(n.id), *n.simulation], rules, question=tree.question).text) + fixed
+        for n in tree.nodes[1:]
     )
 
 

@@ -7,33 +7,33 @@
   (a word's NLL is the sum of its tokens').
 - `heat_markdown`: those words as HTML spans shaded by gain (green: the history made the
   word easier to predict, red: harder), text escaped by `viz.escape.md`.
-- `restatements`: every word or id fragment of the cleaned history that restates a content
-  word of the question: case- and accent-insensitive, simple suffix stems, ids split on
-  any non-alphanumeric (`ns:m.demo_inception` -> ns, m, demo, inception), stop words and
-  fragments under 3 characters ignored.
+- `restatements` (from `mcts.search.restatement`, where the test is described): every word
+  or id fragment of the cleaned history that restates a content word of the question;
+  `restatement_lines` shows them in their history lines.
 
 Pure functions of stored text and numbers; no model.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kb.name_index import normalise
+# The restatement test lives with the cleaning rule that masks what it finds; re-exported here.
+from mcts.search.restatement import Restatement, content_stems, fold, restatements, stem
 from viz.escape import md
 
-_FRAGMENT = re.compile(r"[^\W_]+")  # letters and digits: `_`, `.`, `:` and spaces split ids
-_STOP_WORDS = (  # English function words: never evidence of a restatement
-    "a an the of in on at to for by with from and or but is was were are be been being "
-    "who what where when which how why whom whose did do does done that this these those "
-    "it its as into about than then there has have had not no yes me my you your he she "
-    "his her they them their we our us can could would should will shall may might"
-)
-_STOP = frozenset(_STOP_WORDS.split())
-_SUFFIXES = ("ings", "ions", "ing", "ion", "ers", "ors", "ies", "ed", "er", "or", "es", "s")
-_MIN_LEN = 3
+__all__ = [
+    "Restatement",
+    "Word",
+    "content_stems",
+    "fold",
+    "heat_markdown",
+    "question_words",
+    "restatement_lines",
+    "restatements",
+    "stem",
+]
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,6 @@ class Word:
     text: str  # as the question spells it (pieces joined, outer whitespace stripped)
     gain: float  # nats: NLL without the history minus NLL with it (> 0: the history helped)
     tokens: int
-
-
-@dataclass(frozen=True)
-class Restatement:
-    start: int  # character span in the cleaned history
-    end: int
-    text: str
-    stem: str  # the question's stem it restates
 
 
 def question_words(pieces: Sequence[str], nlls: Sequence[float], base: Sequence[float]) -> list[Word]:
@@ -90,42 +82,6 @@ def heat_markdown(words: Sequence[Word]) -> str:
         f"title='{w.gain:+.2f} nats'>{md(w.text)}</span>"
         for w in words
     )
-
-
-def fold(text: str) -> str:
-    """Lower case without accents: `Ünïcödé` -> `unicode`; the name index's own folding
-    (`kb.name_index.normalise`), so a restatement is matched the way SearchNodes matches."""
-    return normalise(text)
-
-
-def stem(word: str) -> str:
-    """A simple suffix stem of a folded word: directed, director, direction -> direct;
-    place, places -> plac. Good enough to spot a restated word; not a linguistic stemmer."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_LEN:
-            word = word[: -len(suffix)]
-            break
-    return word[:-1] if word.endswith("e") and len(word) > _MIN_LEN else word
-
-
-def content_stems(question: str) -> frozenset[str]:
-    """Stems of the question's content words (no stop words, none under 3 characters)."""
-    words = (fold(m.group()) for m in _FRAGMENT.finditer(question))
-    return frozenset(stem(w) for w in words if len(w) >= _MIN_LEN and w not in _STOP)
-
-
-def restatements(question: str, history: str) -> list[Restatement]:
-    """Every fragment of `history` whose stem is a content stem of `question`, in order."""
-    wanted = content_stems(question)
-    found = []
-    for m in _FRAGMENT.finditer(history):
-        word = fold(m.group())
-        if len(word) < _MIN_LEN or word in _STOP:
-            continue
-        s = stem(word)
-        if s in wanted:
-            found.append(Restatement(m.start(), m.end(), m.group(), s))
-    return found
 
 
 def _md_spaced(text: str) -> str:

@@ -41,6 +41,7 @@ RULE_COLOURS: dict[CleaningRule, str] = {
     CleaningRule.MASK_SEARCH_NODES: "#fff1c2",
     CleaningRule.KEEP_STRUCTURED_ARGUMENTS: "#dbeafe",
     CleaningRule.LAST_OBSERVATION_ONLY: "#e5e7eb",
+    CleaningRule.MASK_RESTATEMENTS: "#ede9fe",
 }
 
 
@@ -297,7 +298,7 @@ def history_html(tree: Tree, node_id: int, rules: Collection[CleaningRule]) -> s
     steps = [*tree.steps(node_id), *tree[node_id].simulation]
     if not steps:
         return "<div class='hist-empty'>The root has no history yet: pick a node below it.</div>"
-    cleaned = clean_history(steps, rules)
+    cleaned = clean_history(steps, rules, question=tree.question)
     raw_parts = []
     for seg in cleaned.segments:
         text = html_text(seg.text)
@@ -306,9 +307,10 @@ def history_html(tree: Tree, node_id: int, rules: Collection[CleaningRule]) -> s
         else:
             colour = RULE_COLOURS.get(seg.removed_by, "#eee")
             label = html_text(RULE_INFO[seg.removed_by].label)
+            done = f"masked as {seg.replacement!r} by" if seg.replacement else "removed by"
             raw_parts.append(
                 f"<span class='removed' style='background:{colour};text-decoration:line-through;"
-                f"text-decoration-color:#888' title='removed by: {label}'>{text}</span>"
+                f"text-decoration-color:#888' title='{html_text(done)}: {label}'>{text}</span>"
             )
     used = sorted(
         {s.removed_by for s in cleaned.segments if s.removed_by is not None}, key=list(CleaningRule).index

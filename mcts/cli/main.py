@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--rules",
         default=None,
-        help=f"cleaning rules switched on, comma separated (default: all: {','.join(sorted(r.value for r in CleaningRule))})",
+        help=f"cleaning rules switched on, comma separated (default, the paper's: "
+        f"{','.join(sorted(r.value for r in DEFAULT_RULES))}; also: "
+        f"{','.join(sorted(r.value for r in set(CleaningRule) - DEFAULT_RULES))})",
     )
     run.add_argument(
         "--score-baselines", action="store_true", help="single/vote: score nodes by IG for display"

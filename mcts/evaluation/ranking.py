@@ -206,7 +206,7 @@ def history_text(tree: Tree, node_id: int, *, cleaned: bool, rules: Collection[A
     steps = tree.steps(node_id)
     if not cleaned:
         return raw_history(steps)
-    return clean_history(steps, DEFAULT_RULES if rules is None else rules).text
+    return clean_history(steps, DEFAULT_RULES if rules is None else rules, question=tree.question).text
 
 
 def scorer_scores(

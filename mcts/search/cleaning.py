@@ -23,8 +23,16 @@ history with every rule on looks like:
 each tagged with the rule that removed it (None = kept), so the UI can highlight what
 each rule removed. Concatenating all segments gives the raw history exactly.
 
+A fifth rule, off by default (`DEFAULT_RULES` are the paper's four): MASK_RESTATEMENTS
+replaces every word or id fragment of an action argument that restates a content word of
+the question (`mcts.search.restatement`) by `MASK`, inside the SearchGraphPatterns query
+and semantic phrase, the ExecuteSPARQL query and the SearchTypes argument; the masked
+piece is a segment tagged with the rule whose `replacement` the cleaned history holds:
+
+    Action: SearchGraphPatterns("SELECT ?e WHERE { ?e ns:type.object.name \"_\"@en }", semantic="Who _")
+
 Choices the rules leave open, decided here:
-- SearchTypes keeps its argument (no rule names it).
+- SearchTypes keeps its argument (no rule but the mask names it).
 - A step whose completion did not parse (action None) shows the raw completion on its
   Action line; that free text may restate the question like a thought does, so the
   thought rule removes it. Its observation (the parse error) follows the usual rule.
@@ -35,9 +43,10 @@ This module knows nothing of models or scoring.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from mcts.search.restatement import content_stems, find_restatements
 from mcts.search.steps import Step
 
 
@@ -47,6 +56,8 @@ class CleaningRule(StrEnum):
     # On: SPARQL and SearchGraphPatterns arguments stay in full. Off: they are dropped too.
     KEEP_STRUCTURED_ARGUMENTS = "keep_structured_arguments"
     LAST_OBSERVATION_ONLY = "last_observation_only"
+    # Off by default: not one of the paper's rules.
+    MASK_RESTATEMENTS = "mask_restatements"
 
 
 @dataclass(frozen=True)
@@ -72,22 +83,42 @@ RULE_INFO: dict[CleaningRule, RuleInfo] = {
         "Last observation only",
         "Keep only the current step's observation; earlier observations are removed.",
     ),
+    CleaningRule.MASK_RESTATEMENTS: RuleInfo(
+        "Mask restated words",
+        "In queries, semantic phrases and type searches, blank out every word or id part "
+        "that repeats a word of the question (off in the paper).",
+    ),
 }
 
-DEFAULT_RULES: frozenset[CleaningRule] = frozenset(CleaningRule)
+# The paper's four rules; MASK_RESTATEMENTS is an option on top of them.
+DEFAULT_RULES: frozenset[CleaningRule] = frozenset(
+    {
+        CleaningRule.DROP_THOUGHTS,
+        CleaningRule.MASK_SEARCH_NODES,
+        CleaningRule.KEEP_STRUCTURED_ARGUMENTS,
+        CleaningRule.LAST_OBSERVATION_ONLY,
+    }
+)
 # Tools whose arguments are structured queries rather than text copied from the question.
 _STRUCTURED_TOOLS = frozenset({"SearchGraphPatterns", "ExecuteSPARQL"})
+# Tools whose arguments MASK_RESTATEMENTS reads (SearchNodes has its own rule; Done has none).
+_MASKED_TOOLS = frozenset({"SearchGraphPatterns", "ExecuteSPARQL", "SearchTypes"})
+# One `_` per masked word: a single token with no content for the scorer, already an id
+# separator (so `ns:m.demo_inception` becomes `ns:m.demo__`, still id-shaped), and legal
+# inside a SPARQL variable name (`?director` -> `?_`), so the masked query keeps its shape.
+MASK = "_"
 
 
 @dataclass(frozen=True)
 class Segment:
-    text: str
+    text: str  # the raw text
     removed_by: CleaningRule | None  # None: kept in the cleaned history
+    replacement: str = ""  # what the cleaned history holds instead ("" unless masked)
 
 
 @dataclass(frozen=True)
 class CleanedHistory:
-    text: str  # the cleaned history: the kept segments concatenated
+    text: str  # the cleaned history: kept segments and masked ones' replacements concatenated
     segments: tuple[Segment, ...]  # all segments concatenated = the raw history
 
     @property
@@ -104,8 +135,21 @@ def raw_history(steps: Sequence[Step]) -> str:
     return "\n".join(step.render() for step in steps)
 
 
-def _action_segments(step: Step, rules: Collection[CleaningRule]) -> list[Segment]:
-    """Segments of the text after "Action: " for one step."""
+def _masked(text: str, stems: frozenset[str]) -> list[Segment]:
+    """`text` cut around its restatements, each a segment masked by MASK_RESTATEMENTS."""
+    out, pos = [], 0
+    for found in find_restatements(stems, text):
+        out += [Segment(text[pos : found.start], None)]
+        out += [Segment(found.text, CleaningRule.MASK_RESTATEMENTS, MASK)]
+        pos = found.end
+    return [*out, Segment(text[pos:], None)]
+
+
+def _action_segments(
+    step: Step, rules: Collection[CleaningRule], stems: frozenset[str] | None
+) -> list[Segment]:
+    """Segments of the text after "Action: " for one step (`stems`: the question's
+    content stems when MASK_RESTATEMENTS is on, else None)."""
     if step.action is None:
         text = step.raw_text.strip()
         removed = CleaningRule.DROP_THOUGHTS if CleaningRule.DROP_THOUGHTS in rules else None
@@ -120,15 +164,32 @@ def _action_segments(step: Step, rules: Collection[CleaningRule]) -> list[Segmen
         removed = CleaningRule.MASK_SEARCH_NODES
     elif step.action.tool in _STRUCTURED_TOOLS and CleaningRule.KEEP_STRUCTURED_ARGUMENTS not in rules:
         removed = CleaningRule.KEEP_STRUCTURED_ARGUMENTS
+    if removed is None and stems is not None and step.action.tool in _MASKED_TOOLS:
+        # Only the quoted arguments: the keyword `semantic=` between them is not one.
+        # The query alone renders as `Tool("<query>")`: its quoted form is where `inner` splits.
+        first = replace(step.action, semantic="").render()[len(head) : -1]
+        keyword, semantic = ", semantic=", inner[len(first) :]
+        masked = [*_masked(first, stems)]
+        if semantic.startswith(keyword):
+            masked += [Segment(keyword, None), *_masked(semantic[len(keyword) :], stems)]
+        return [Segment(head, None), *masked, Segment(")", None)]
     return [Segment(head, None), Segment(inner, removed), Segment(")", None)]
 
 
-def clean_history(steps: Sequence[Step], rules: Collection[CleaningRule] = DEFAULT_RULES) -> CleanedHistory:
+def clean_history(
+    steps: Sequence[Step], rules: Collection[CleaningRule] = DEFAULT_RULES, *, question: str | None = None
+) -> CleanedHistory:
     """Apply the switched-on rules to the history root -> current node.
 
     The last step is the current one (its observation survives LAST_OBSERVATION_ONLY).
+    MASK_RESTATEMENTS needs the `question` (ValueError without it); the other rules ignore it.
     """
     rules = frozenset(CleaningRule(r) for r in rules)
+    stems = None
+    if CleaningRule.MASK_RESTATEMENTS in rules:
+        if question is None:
+            raise ValueError("the mask_restatements cleaning rule needs the question: pass question=")
+        stems = content_stems(question)
     pieces: list[Segment] = []
     last = len(steps) - 1
     for i, step in enumerate(steps):
@@ -136,7 +197,7 @@ def clean_history(steps: Sequence[Step], rules: Collection[CleaningRule] = DEFAU
         thought_rule = CleaningRule.DROP_THOUGHTS if CleaningRule.DROP_THOUGHTS in rules else None
         pieces.append(Segment(f"Thought: {step.thought}\n", thought_rule))
         pieces.append(Segment("Action: ", None))
-        pieces.extend(_action_segments(step, rules))
+        pieces.extend(_action_segments(step, rules, stems))
         pieces.append(Segment("\n", None))
         obs_rule = (
             CleaningRule.LAST_OBSERVATION_ONLY
@@ -146,19 +207,20 @@ def clean_history(steps: Sequence[Step], rules: Collection[CleaningRule] = DEFAU
         pieces.append(Segment(f"Observation: {step.observation.text}{newline}", obs_rule))
     segments = _merge(pieces)
     return CleanedHistory(
-        text="".join(s.text for s in segments if s.removed_by is None),
+        text="".join(s.text if s.removed_by is None else s.replacement for s in segments),
         segments=segments,
     )
 
 
 def _merge(pieces: list[Segment]) -> tuple[Segment, ...]:
-    """Join neighbours with the same tag and drop empty pieces."""
+    """Join neighbours with the same tag and drop empty pieces (replacements join too)."""
     out: list[Segment] = []
     for seg in pieces:
         if not seg.text:
             continue
         if out and out[-1].removed_by is seg.removed_by:
-            out[-1] = Segment(out[-1].text + seg.text, seg.removed_by)
+            last = out[-1]
+            out[-1] = Segment(last.text + seg.text, seg.removed_by, last.replacement + seg.replacement)
         else:
             out.append(seg)
     return tuple(out)

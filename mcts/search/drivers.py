@@ -179,7 +179,7 @@ def simulate(search: SearchPhases, node_id: int) -> Generator[Event, None, None]
     node.simulation = tuple(simulated)
     node.simulated_answer = branch_answer(end_state)[0]
     # The node's cleaned history is what the scorer reads: here, the simulation's end state.
-    node.cleaned_history = clean_history(end_state, search.cleaning_rules).text
+    node.cleaned_history = clean_history(end_state, search.cleaning_rules, question=search.tree.question).text
 
 
 def beam_rounds(search: SearchPhases) -> Driver:

@@ -283,7 +283,7 @@ class Search:
                 validity=validity_of(step),
                 policy_score=cand.policy_score,
                 raw_history=raw_history(branch),
-                cleaned_history=clean_history(branch, self.cleaning_rules).text,
+                cleaned_history=clean_history(branch, self.cleaning_rules, question=self.question).text,
             )
             new.append(child)
         for child in new:

@@ -63,7 +63,7 @@ def rescore_tree(
         texts = []
         for node in group:
             state = [*new.steps(node.id), *node.simulation]
-            node.cleaned_history = clean_history(state, rules).text
+            node.cleaned_history = clean_history(state, rules, question=new.question).text
             texts.append(node.cleaned_history)
         scores = scorer.score(
             new.question,

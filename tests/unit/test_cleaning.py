@@ -174,6 +174,6 @@ _action = st.one_of(
     st.frozensets(st.sampled_from(list(CleaningRule))),
 )
 def test_any_history_and_rule_set_round_trips(steps: list[Step], rules: frozenset[CleaningRule]) -> None:
-    cleaned = clean_history(steps, rules)
+    cleaned = clean_history(steps, rules, question=QUESTION)  # the mask rule needs it
     assert cleaned.raw == raw_history(steps)
     assert len(cleaned.text) <= len(cleaned.raw)
