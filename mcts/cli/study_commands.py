@@ -10,6 +10,7 @@ finished eval runs, no new search.
     python -m mcts study scorers runs/scorers --run test=runs/dev-test --json examples/scorer_study.json
     python -m mcts study scorers --from-json examples/scorer_study.json
     python -m mcts study acceptance --markdown --check         # the goals on docs/acceptance.json
+    python -m mcts study lens runs/demo-twins --records runs/demo-twins/lens.jsonl   # the IG lens study
 
 Each study is a module of `mcts.evaluation.studies` (answers and ranking:
 `mcts.evaluation.study`), imported when its command runs, so `--help` stays instant. Exit
@@ -51,6 +52,7 @@ def register(subparsers: Any) -> None:
     _register_vs_greedy(sub)
     _register_scorers(sub)
     _register_acceptance(sub)
+    _register_lens(sub)
 
 
 def _register_trees(sub: Any) -> None:
@@ -138,6 +140,51 @@ def _register_acceptance(sub: Any) -> None:
     p.add_argument("--markdown", action="store_true", help="one markdown table instead of plain lines")
     p.add_argument("--check", action="store_true", help="exit 1 when a goal is not met")
     p.set_defaults(func=cmd_acceptance)
+
+
+def _register_lens(sub: Any) -> None:
+    p = sub.add_parser(
+        "lens", help="the IG reward's terms, restatement, and sibling ranking with the masking rule"
+    )
+    p.add_argument("runs", nargs="+", help="eval output directories (results*.jsonl + traces/)")
+    p.add_argument(
+        "--methods", default="fast,constant", help="comma separated methods (default: fast,constant)"
+    )
+    p.add_argument(
+        "--records", type=Path, default=None, help="node records JSONL: appended per tree, resumed from"
+    )
+    p.add_argument("--from-records", action="store_true", help="print the tables of --records only; no model")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--scorer-model", default=None, help="IG scorer model (env SCORER_MODEL)")
+    p.set_defaults(func=cmd_lens)
+
+
+def cmd_lens(args: argparse.Namespace) -> int:
+    from mcts.evaluation.studies import lens
+    from mcts.evaluation.studies.lens_tables import study_markdown
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    bad = [d for d in args.runs if not Path(d).is_dir()]
+    if bad:
+        return _err(f"{bad[0]}: not an eval output folder")
+    runs = lens.load_with_hops(args.runs, methods)
+    if not runs:
+        return _err(f"no finished {','.join(methods)} runs with traces in {', '.join(args.runs)}")
+    if args.from_records:
+        if args.records is None or not args.records.is_file():
+            return _err("--from-records reads --records FILE: give an existing one")
+        wanted = {(r.label, r.question_id) for r, _ in runs}
+        records = [r for r in lens.read_records(args.records) if (r.run, r.question_id) in wanted]
+    else:
+        from mcts.agents.models import load_model, resolve_model_names
+        from mcts.agents.scorer import IGScorer
+
+        scorer = IGScorer(load_model(resolve_model_names(None, args.scorer_model)[1]))
+        records = lens.measure_runs(runs, scorer, args.records, progress=lambda m: print(m, file=sys.stderr))
+    if not records:
+        return _err("no sibling group in these trees")
+    print(study_markdown(records, seed=args.seed))
+    return 0
 
 
 def cmd_trees(args: argparse.Namespace) -> int:
