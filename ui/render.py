@@ -125,7 +125,7 @@ def inspector(session: Session) -> tuple[str, str]:
         truth=truth_cells(truth_of(session), node_id),
         settings=s,
     )
-    detail = f"{detail}\n\n{inspector_glossary()}"  # what UCT, W/N and P mean, under the numbers
+    detail = f"{detail}\n\n{inspector_glossary(s.selection)}"  # what UCT, W/N and P mean, under the numbers
     return detail, history_html(tree, node_id, session.rules)
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from mcts.search.rules import path_log_prior, path_mean_log_prior
-from mcts.search.settings import VoteMode
+from mcts.search.settings import Selection, VoteMode
 from mcts.search.tree import Tree
 from viz.escape import md
+from viz.selection_terms import selection_glosses
 
 # The rule that picks the final answer, in words (one per `VoteMode`).
 ANSWER_RULES: dict[VoteMode, str] = {
@@ -55,11 +56,6 @@ WEIGHT_GLOSSES: dict[VoteMode, str] = {
 INSPECTOR_GLOSSES = (
     "**W/N**: the node's mean value, the rewards backed up through it (W, each r times its depth decay) "
     "over its visits N.",
-    "**UCT** = W/N + c·√(ln N_parent / N): the selection score; among siblings the highest (rank 1) is "
-    "followed next, so rarely visited steps get their turn (a PUCT run uses the prior term below instead "
-    "of the √ term).",
-    "**prior P** (PUCT only): the probability the policy gave this step among its siblings; PUCT adds "
-    "c_puct·P·√N_parent / (1 + N), so steps the model finds likely are explored first.",
 )
 
 
@@ -77,8 +73,9 @@ def rule_name(mode: VoteMode | str) -> str:
     return ANSWER_RULES[VoteMode(mode)].split(":", 1)[0]
 
 
-def inspector_glossary() -> str:
-    return "<small>" + "<br>".join(INSPECTOR_GLOSSES) + "</small>"
+def inspector_glossary(selection: Selection | str = Selection.UCT) -> str:
+    """W/N, then the terms of the selection rule the run used (`viz.selection_terms`)."""
+    return "<small>" + "<br>".join((*INSPECTOR_GLOSSES, *selection_glosses(selection))) + "</small>"
 
 
 def weight_gloss(mode: VoteMode | str) -> str:

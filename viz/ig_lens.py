@@ -23,11 +23,13 @@ import math
 from dataclasses import dataclass
 
 from mcts.search.ig_formula import NodeNLL, ig_input, reward_from_input
-from mcts.search.settings import IGVariant, SearchSettings, Selection
+from mcts.search.selection_replay import SiblingScore, rule_choice, sibling_scores
+from mcts.search.settings import IGVariant, SearchSettings
 from mcts.search.steps import IGDetail
 from mcts.search.tree import Node, Tree
 from viz.escape import md, num
 from viz.ig_words import heat_markdown, question_words, restatement_lines, restatements
+from viz.selection_terms import rule_formula
 
 NO_DETAIL = (
     "*IG lens: this node's trace does not record what its reward was computed from "
@@ -132,38 +134,19 @@ def separation(own: Anatomy, others: list[Anatomy]) -> str:
     return f"{line}. Terms: {shares} (w̄·Δa, −w̄·Δq, Δw·(a − q))."
 
 
-@dataclass(frozen=True)
-class SelectionRow:
-    node_id: int
-    visits: int
-    mean_value: float  # W/N
-    explore: float  # the rule's exploration term (inf: unvisited under UCT)
-    score: float  # W/N + explore: what selection maximises
-    closed: bool  # terminal or exhausted: selection no longer enters it
+SelectionRow = SiblingScore  # one sibling as the run's rule scores it (`mcts.search.selection_replay`)
 
 
 def selection_rows(tree: Tree, node_id: int, settings: SearchSettings) -> list[SelectionRow]:
     """The node and its siblings as the selection rule scores them with the tree's current
     statistics (`Tree.uct` or `Tree.prior_term` / `Tree.puct`)."""
     node = tree[node_id]
-    if node.is_root:
-        return []
-    rows = []
-    for i in tree[node.parent].children:
-        child = tree[i]
-        if settings.selection == Selection.PUCT:
-            explore, score = tree.prior_term(i, settings.c_puct), tree.puct(i, settings.c_puct)
-        else:
-            score = tree.uct(i, settings.c)
-            explore = score - child.mean_value if math.isfinite(score) else math.inf
-        rows.append(SelectionRow(i, child.visits, child.mean_value, explore, score, tree.is_closed(i)))
-    return rows
+    return [] if node.is_root else list(sibling_scores(tree, node.parent, settings))
 
 
 def next_choice(rows: list[SelectionRow]) -> int | None:
     """The sibling selection takes next: the highest score among open ones, ties lowest id."""
-    open_rows = [r for r in rows if not r.closed]
-    return max(open_rows, key=lambda r: (r.score, -r.node_id)).node_id if open_rows else None
+    return rule_choice(rows)
 
 
 def _f(x: float, digits: int = 3) -> str:
@@ -224,10 +207,7 @@ def _selection_lines(tree: Tree, node: Node, s: SearchSettings) -> list[str]:
     rows = selection_rows(tree, node.id, s)
     if len(rows) < 2:
         return []
-    if s.selection == Selection.PUCT:
-        rule = f"PUCT: W/N + c_puct·P·√N_parent/(1+N), c_puct = {s.c_puct:g}"
-    else:
-        rule = f"UCT: W/N + c·√(ln N_parent / N), c = {s.c:g}, unvisited first"
+    rule = rule_formula(s)
     nxt = next_choice(rows)
     lines = [
         f"**Selection among its siblings** ({md(rule)}; the tree's current statistics)",

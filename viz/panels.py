@@ -15,10 +15,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from mcts.search.cleaning import RULE_INFO, CleaningRule, clean_history
-from mcts.search.settings import SearchSettings
+from mcts.search.settings import SearchSettings, Selection
 from mcts.search.tree import ROOT_ID, Node, Tree
 from viz.escape import cell, fence, html_text, md, num
 from viz.ig_lens import lens_markdown
+from viz.selection_terms import score_cells, score_line
 
 NODE_TABLE_HEADERS = [
     "id",
@@ -238,7 +239,13 @@ def node_detail_markdown(
         if node.ppl_history is not None and node.ppl_with_question
         else None
     )
+    # The score the run selected by (UCT or PUCT) with its rank; without the run's settings, UCT.
     rank, n_sib = uct_rank(tree, node_id, c)
+    rule_cells = (
+        score_cells(tree, node_id, settings)
+        if settings is not None
+        else [("UCT", _f(tree.uct(node_id, c))), ("UCT rank", f"{rank} of {n_sib}")]
+    )
     cells = [
         ("PPL(H')", _f(node.ppl_history, 2)),
         ("PPL(H', Q)", _f(node.ppl_with_question, 2)),
@@ -247,16 +254,19 @@ def node_detail_markdown(
         ("decay", _f(node.decay, 2)),
         ("N", num(node.visits)),
         ("W/N", _f(node.mean_value)),
-        ("UCT", _f(tree.uct(node_id, c))),
-        ("UCT rank", f"{rank} of {n_sib}"),
+        *rule_cells,
         *truth,
     ]
     prior = getattr(node, "prior", None)
     if prior is not None:  # PUCT: the policy's prior and the exploration term it gives
         cells.append(("prior P", _f(prior)))
-        if c_puct is not None and hasattr(tree, "prior_term"):
+        # The prior term only where the run added it: a UCT run stores P but never reads it.
+        puct_run = settings is None or settings.selection == Selection.PUCT
+        if c_puct is not None and puct_run and hasattr(tree, "prior_term"):
             cells.append((f"prior term (c_puct {c_puct:g})", _f(tree.prior_term(node_id, c_puct))))
     lines += [_pairs_table(cells), ""]
+    if settings is not None:
+        lines += [score_line(tree, node_id, settings), ""]
     if ratio is not None and node.reward is not None:
         lines.append(
             f"r = α·σ(β·log ratio) = {alpha:g}·σ({beta:g}·log {ratio:.3f}) = {node.reward:.3f}; "
