@@ -16,7 +16,19 @@ import gradio as gr
 
 from mcts.search.cleaning import DEFAULT_RULES
 from mcts.search.protocols import DEFAULT_IG_PROMPT
-from ui import form_notice, handlers, inspector, overlay, presets, public, replay, rescoring, traces, twin
+from ui import (
+    form_notice,
+    handlers,
+    inspector,
+    overlay,
+    presets,
+    public,
+    replay,
+    rescoring,
+    run_start,
+    traces,
+    twin,
+)
 from ui.config import gpu_decorator
 from ui.forms import SETTINGS_FIELDS, CompareInputs, RunInputs
 from ui.layout_search import PageStart, preset_button
@@ -90,7 +102,7 @@ def _admit(page: Page, status: str) -> dict[str, Any]:
 
 def _wire_search(page: Page, runs: ModelRuns) -> None:
     """Run, Fresh run and Enter in the question; the replay follows each; Stop."""
-    main = (*MAIN_OUTPUTS, "stop_btn", "examples_box")
+    main = (*MAIN_OUTPUTS, "stop_btn", *run_start.LAB_OUTPUTS)  # a new run clears the lab too
     admit = _admit(page, "status")
     run = page.wire(handlers.run, form=RunInputs, outputs=main, decorate=runs.gpu)
     run_event = page["run_btn"].click(**admit).success(**run, api_name="run", **runs.queue)

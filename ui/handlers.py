@@ -27,12 +27,13 @@ from ui import presets, public, run_cache
 from ui.forms import CompareInputs, RunInputs, SearchForm
 from ui.labels import METHOD_CHOICES as METHOD_CHOICES  # re-exported: the layout's dropdowns
 from ui.labels import run_label
-from ui.render import figure, main_view, settings_line, table_frame, tree_view
+from ui.render import figure, main_view, settings_line, tree_view
+from ui.run_start import LOADING, REPLAYING, SEARCHING, cleared_view, placeholder_figure
 from ui.session import Session
 from ui.stream import pump
 from ui.traces import open_trace, write_trace
 from ui.worlds import get_world, is_warm
-from viz import VOTE_TABLE_HEADERS, cost_markdown, replay_rounds, tree_at_round
+from viz import cost_markdown, replay_rounds, tree_at_round
 
 REPLAY_ROUND_S = 0.35  # pause between rounds when a cached run is replayed (the animation)
 
@@ -178,40 +179,45 @@ def _run(
         return
     cache_key = _cache_key(form, question, settings)
     cached = run_cache.lookup(cache_key) if cache_key and not fresh else None
+    # Nothing of the last run stays on screen, nor in the session (a click on its old
+    # tree must not inspect it): the tree, inspector, answer, truth, twin and lab go now,
+    # before the models load, and a note stands where the tree was.
+    session.reset()
     if cached is not None:
+        yield {"status": f"**Replaying a cached run** · {run_label(settings)}…", **cleared_view(REPLAYING)}
         yield from _replay_cached(session, cached[0])
         return
-    # The examples fold away so that the status and the tree move up to where the eye is;
-    # the previous run's answer, votes and cost go, or they read as this question's.
-    yield {
-        "status": f"**Starting** · {run_label(settings)}…",
-        "examples_box": gr.update(open=False),
-        **_cleared_answer(),
-    }
-    if not is_warm(form, settings.method):
-        yield {
-            "status": f"**Loading** the knowledge base and models for {run_label(settings)} "
-            "(first run only; about 20 s on a CPU)…"
-        }
+    warm = is_warm(form, settings.method)
+    status = (
+        f"**Starting** · {run_label(settings)}…"
+        if warm
+        else f"**Loading** the knowledge base and models for {run_label(settings)} "
+        "(first run only; about 20 s on a CPU)…"
+    )
+    yield {"status": status, **cleared_view(SEARCHING if warm else LOADING)}
     try:
         world = get_world(form, settings.method)
     except Exception as exc:  # bad KB spec, unreachable endpoint, model that will not load
-        yield _problem(one_line(exc))
+        yield {**_problem(one_line(exc)), "plot": None, "answer": "*No answer: the run did not start.*"}
         return
+    if not warm:
+        yield {"plot": placeholder_figure(SEARCHING)}
     search = form_search(question, settings, world, form)
-    session.reset()
     session.tree, session.settings, session.meta = search.tree, settings, world.meta
     session.rules, session.ig_prompt = search.cleaning_rules, search.ig_prompt
     session.started_at = time.perf_counter()
     with live(session_key(request, session), search, session.started_at) as batches:
-        yield {**tree_view(session, _running_status(session, search, "Starting")), "stop_btn": _enabled(True)}
+        yield {
+            **_live_view(session, _running_status(session, search, "Starting")),
+            "stop_btn": _enabled(True),
+        }
         for batch in batches:
             phase = "Stopping" if search.cancelled else "Running"
             if not batch:  # a model call in flight: tick the clock only
                 yield {"status": _running_status(session, search, phase)}
                 continue
             session.absorb(batch)
-            yield tree_view(session, _running_status(session, search, phase), cost=search.cost())
+            yield _live_view(session, _running_status(session, search, phase), cost=search.cost())
     session.result = search.result
     trace = trace_from_search(search)
     session.trace_path = write_trace(trace, settings.method.value, owner=session)
@@ -235,7 +241,6 @@ def run_fresh(
 def _replay_cached(session: Session, trace: Trace) -> Iterator[dict[str, Any]]:
     """Show a cached run round by round, as if it ran now (no model is loaded)."""
     open_trace(session, trace, None)
-    yield {"examples_box": gr.update(open=False)}
     session.trace_path = write_trace(trace, f"cached-{trace.settings.method.value}", owner=session)
     final = session.tree
     total = replay_rounds(session.events)
@@ -259,13 +264,13 @@ def _replay_cached(session: Session, trace: Trace) -> Iterator[dict[str, Any]]:
     yield {**main_view(session, status), "stop_btn": _enabled(False)}
 
 
-def _cleared_answer() -> dict[str, Any]:
-    return {
-        "answer": "*Searching: the answer appears when the run ends.*",
-        "votes": table_frame([], VOTE_TABLE_HEADERS),
-        "cost": "",
-        "trace_file": None,
-    }
+def _live_view(session: Session, status: str, *, cost: Any = None) -> dict[str, Any]:
+    """`tree_view` while streaming; until the first expansion (a lone root) the note
+    "Searching…" stays where the tree will be."""
+    view = tree_view(session, status, cost=cost)
+    if session.tree is not None and len(session.tree) < 2:
+        view["plot"] = placeholder_figure(SEARCHING)
+    return view
 
 
 def _enabled(on: bool) -> Any:

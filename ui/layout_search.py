@@ -13,9 +13,11 @@ import gradio as gr
 
 from mcts.search.settings import SearchSettings
 from ui import handlers, ig_evidence, public
-from ui.config import WIKIDATA_EXAMPLES_FILE, AppConfig, load_example_questions
+from ui.config import EXAMPLES_FILE, WIKIDATA_EXAMPLES_FILE, AppConfig
+from ui.example_groups import example_groups
 from ui.fields import SettingNumber, SettingSlider
 from ui.forms import SETTING_RANGES
+from ui.glossary import glossary_markdown
 from ui.presets import MachineDefaults
 from ui.render import EMPTY_DETAIL
 from ui.wiring import Page
@@ -61,6 +63,8 @@ def search_tab(page: Page, start: PageStart) -> None:
                     column_widths=node_table_widths(NODE_TABLE_HEADERS),
                 ),
             )
+        with gr.Accordion("Glossary: every term on this page, in one line", open=False, elem_id="glossary"):
+            gr.Markdown(glossary_markdown())
         # A click on a point of the tree: the page's script fills the node and presses the button.
         page.add("click_node", gr.Textbox(visible="hidden", elem_id="click-node"))
         page.add("click_go", gr.Button("inspect clicked node", visible="hidden", elem_id="click-go"))
@@ -188,28 +192,28 @@ def _model_fields(page: Page, config: AppConfig) -> None:
 
 
 def _example_questions(page: Page) -> None:
-    """Clicking an example fills the question and its KB."""
+    """Every example question of both demo KBs, grouped by kind; a click fills the question
+    and its KB. No run event updates these accordions, so they stay as the visitor left them."""
     fills = [page["question"], page["kb_spec"]]
-    examples = load_example_questions()
-    with page.add("examples_box", gr.Accordion("Example questions (Freebase-shaped demo KB)", open=True)):
-        if examples:
-            gr.Examples(
-                [[q, "demo"] for q in examples],
-                inputs=fills,
-                label=None,
-                examples_per_page=5,
-                cache_examples=False,
-            )
-    wikidata_examples = load_example_questions(WIKIDATA_EXAMPLES_FILE, limit=6)
-    if wikidata_examples:
-        with gr.Accordion("Example questions (Wikidata-shaped demo KB)", open=False):
-            gr.Examples(
-                [[q, "demo-wikidata"] for q in wikidata_examples],
-                inputs=fills,
-                label=None,
-                examples_per_page=6,
-                cache_examples=False,
-            )
+    for path, kb, title, is_open in (
+        (EXAMPLES_FILE, "demo", "Example questions (Freebase-shaped demo KB)", True),
+        (WIKIDATA_EXAMPLES_FILE, "demo-wikidata", "Example questions (Wikidata-shaped demo KB)", False),
+    ):
+        groups = example_groups(path)
+        if not groups:
+            continue
+        count = sum(len(g.questions) for g in groups)
+        with gr.Accordion(f"{title}: all {count}, by kind", open=is_open, elem_id=f"examples-{kb}"):
+            for group in groups:
+                gr.Examples(
+                    [[q, kb] for q in group.questions],
+                    inputs=fills,
+                    label=f"{group.kind} ({len(group.questions)})",
+                    examples_per_page=len(group.questions),  # the whole group, no pages
+                    visible_columns=[0],  # the question only: the accordion names the KB
+                    cache_examples=False,
+                    api_visibility="private",
+                )
 
 
 def _inspector(page: Page) -> None:

@@ -10,9 +10,10 @@ import gradio as gr
 
 from mcts.search.cleaning import DEFAULT_RULES, RULE_INFO, CleaningRule
 from mcts.search.protocols import DEFAULT_IG_PROMPT
-from ui import handlers, rescoring
+from ui import handlers, rescoring, run_start
 from ui.config import bundled_traces
 from ui.fields import SettingSlider
+from ui.glossary import glossary_markdown
 from ui.theme import ABOUT_MD, LAB_MD
 from ui.wiring import Page
 
@@ -56,10 +57,7 @@ def lab_tab(page: Page) -> None:
             with gr.Column(scale=3, min_width=320):
                 page.add(
                     "lab_status",
-                    gr.Markdown(
-                        "After **Re-score**: what changed, and the tree with the nodes that changed rank ringed.",
-                        elem_id="lab-status",
-                    ),
+                    gr.Markdown(run_start.LAB_READY, elem_id="lab-status"),
                 )
                 page.add("rank_changes", gr.Markdown(elem_id="rank-changes"))
                 page.add("lab_plot", gr.Plot(label="Re-scored tree", elem_id="lab-plot"))
@@ -67,7 +65,7 @@ def lab_tab(page: Page) -> None:
             "reward_table",
             gr.Dataframe(
                 headers=rescoring.REWARD_TABLE_HEADERS,
-                label="Rewards before → after (largest change first)",
+                label="Rewards in the run → re-scored (largest change first)",
                 interactive=False,
                 max_height=360,
                 column_widths=["7%", "57%", "12%", "12%", "12%"],
@@ -142,3 +140,4 @@ def compare_tab(page: Page) -> None:
 def about_tab() -> None:
     with gr.Tab("How it works", id="about"):
         gr.Markdown(ABOUT_MD)
+        gr.Markdown(f"### Glossary\n{glossary_markdown()}", elem_id="about-glossary")

@@ -74,7 +74,9 @@ def truth_of(session: Session) -> TruthOverlay | None:
 
 
 def truth_marks(truth: TruthOverlay | None) -> TruthMarks | None:
-    return None if truth is None else TruthMarks(dict(truth.values), truth.right, truth.wrong)
+    if truth is None:
+        return None
+    return TruthMarks(dict(truth.values), truth.right, truth.wrong, truth.nowhere, truth.even_groups)
 
 
 def truth_panel(session: Session) -> str:
@@ -94,7 +96,7 @@ def figure(
     if session.tree is None:
         return None
     s = session.settings
-    return build_figure(
+    fig = build_figure(
         session.tree,
         best_path=session.best_path(),
         selected_path=session.selected_path,
@@ -107,6 +109,13 @@ def figure(
         truth=truth_marks(truth_of(session)),
         only_here=only_here,
     )
+    if s.method == Method.CONSTANT:  # the colour bar says what a constant reward paints
+        fig.update_layout(coloraxis_colorbar_title_text=constant_bar_title(s.constant_reward))
+    return fig
+
+
+def constant_bar_title(value: float) -> str:
+    return f"constant reward:<br>every node r = {value:g}"
 
 
 def inspector(session: Session) -> tuple[str, str]:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import replace
 from typing import Any
 
 import gradio as gr
 
-from mcts.search.cleaning import CleaningRule, clean_history
+from mcts.search.cleaning import RULE_INFO, CleaningRule, clean_history
 from mcts.search.loop import one_line
 from mcts.search.rescore import RankChange, rescore_tree
 from mcts.search.rules import best_branch
@@ -39,7 +39,8 @@ from viz import rank_changes_markdown
 from viz.panels import action_text
 
 log = logging.getLogger(__name__)
-REWARD_TABLE_HEADERS = ["id", "action", "r before", "r after", "Δr"]
+# "r in the run": the rewards the run (or the loaded trace) recorded, whatever was re-scored since.
+REWARD_TABLE_HEADERS = ["id", "action", "r in the run", "r re-scored", "Δr"]
 
 
 def text_tokens(text: str) -> int:
@@ -109,7 +110,7 @@ def _rescore(session: Session, rules: list[str], prompt: str, scorer_model: str)
         new_rules = _checked(session, rules, prompt)
     except ValueError as exc:
         return _problem(str(exc))
-    tree = session.tree
+    tree = run_tree(session)
     assert tree is not None  # _checked said so
     if public.MODE.enabled:
         scorer_model = public.MODE.scorer_model  # public mode: the operator's scorer, whatever was sent
@@ -142,7 +143,8 @@ def _show(
     scorer_name: str,
     stopped: bool,
 ) -> dict[str, Any]:
-    """Put the re-scored tree on screen: the lab's panels and the Search tab."""
+    """Put the re-scored tree on screen: the lab's panels and the Search tab; `tree` is the
+    run's own (`run_tree`), so every re-score compares with the rewards the run recorded."""
     rows = []
     for old, new in zip(tree.nodes[1:], new_tree.nodes[1:], strict=True):
         a, b = old.reward, new.reward
@@ -167,16 +169,15 @@ def _show(
             tie_break=tie_break(new_tree, mode, temperature),
         )
     session.trace_path = _save_view_trace(session)
-    labels = ", ".join(sorted(r.value for r in new_rules)) or "none"
     limit = public.MODE.limits.run_wall_s
     head = (
-        f"**Stopped at the {limit:.0f} s limit:** re-scored part of the tree (the rest keeps its old rewards)"
+        f"**Stopped at the {limit:.0f} s limit:** re-scored part of the tree (the rest keeps the run's rewards)"
         if stopped
         else f"**Re-scored** {len(rows)} nodes"
     )
     status = (
-        f"{head} with {escape(scorer_name)}, rules: {labels}. "
-        f"{moved} rewards changed; {len(changes)} sibling groups reordered "
+        f"{head} with {escape(scorer_name)}; {rules_in_words(new_rules)}. "
+        f"Against the run's own rewards: {moved} rewards changed; {len(changes)} sibling groups reordered "
         f"({len(session.flipped)} nodes changed rank, ringed in the trees)."
     )
     return {
@@ -186,6 +187,24 @@ def _show(
         "lab_plot": figure(session, height=520),
         **main_view(session, status),
     }
+
+
+def run_tree(session: Session) -> Tree | None:
+    """The tree with the rewards the run recorded (kept when the run ends or the trace
+    loads), which every re-score starts from and compares with; the tree on screen when
+    there is no such record of the same shape."""
+    tree, recorded = session.tree, session.recorded_tree
+    if recorded is not None and tree is not None and len(recorded) == len(tree):
+        return recorded
+    return tree
+
+
+def rules_in_words(rules: Collection[CleaningRule]) -> str:
+    """The cleaning rules on and off, by their labels (`RULE_INFO`), in the lab's order."""
+    on = [RULE_INFO[r].label for r in RULE_INFO if r in rules]
+    off = [RULE_INFO[r].label for r in RULE_INFO if r not in rules]
+    said = f"rules on: {', '.join(on)}" if on else "no cleaning rule on"
+    return f"{said}; off: {', '.join(off)}" if off else f"{said} (all of them)"
 
 
 def flipped_nodes(changes: Iterable[RankChange]) -> frozenset[int]:

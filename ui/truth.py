@@ -45,6 +45,12 @@ class GroupVerdict:
     right: bool
     best_children: tuple[int, ...]  # the children with the highest true value
     size: int
+    best_value: float = 0.0  # the highest true value among the children
+
+    @property
+    def even(self) -> bool:
+        """Every child has the same true value: no pick is right or wrong here."""
+        return len(self.best_children) == self.size
 
 
 @dataclass(frozen=True)
@@ -59,13 +65,24 @@ class TruthOverlay:
     random_seed: int
     constant_reward: bool  # every compared reward equal: there is no order to check
 
+    # The rings: right or wrong only where the children's true values differ.
     @property
     def right(self) -> frozenset[int]:
-        return frozenset(g.top_child for g in self.groups if g.right)
+        return frozenset(g.top_child for g in self.groups if g.right and not g.even)
 
     @property
     def wrong(self) -> frozenset[int]:
         return frozenset(g.top_child for g in self.groups if not g.right)
+
+    @property
+    def nowhere(self) -> frozenset[int]:
+        """Top children of groups where no branch reaches the answer (every true value 0)."""
+        return frozenset(g.top_child for g in self.groups if g.even and g.best_value <= 0)
+
+    @property
+    def even_groups(self) -> frozenset[int]:
+        """Top children of groups where every branch is as good (one true value above 0)."""
+        return frozenset(g.top_child for g in self.groups if g.even and g.best_value > 0)
 
 
 def _top_child(c: ParentComparison) -> int:
@@ -102,7 +119,7 @@ def overlay(
     for c in by_reward:
         best = max(c.true_values)
         tied = tuple(k for k, v in zip(c.children, c.true_values, strict=True) if v == best)
-        groups.append(GroupVerdict(c.parent_id, _top_child(c), c.top1, tied, len(c.children)))
+        groups.append(GroupVerdict(c.parent_id, _top_child(c), c.top1, tied, len(c.children), best))
         chance1 += len(tied) / len(c.children)
         chance3 += _chance(len(c.children), len(tied), TOP_K)
     return TruthOverlay(
@@ -155,7 +172,7 @@ def summary_markdown(truth: TruthOverlay | None, method_label: str = "The IG rew
         )
     hits = sum(g.right for g in truth.groups)
     r, rnd = truth.reward, truth.random
-    informative = [g for g in truth.groups if len(g.best_children) < g.size]
+    informative = [g for g in truth.groups if not g.even]
     inf_hits = sum(g.right for g in informative)
     lines = []
     if truth.constant_reward:
@@ -170,10 +187,7 @@ def summary_markdown(truth: TruthOverlay | None, method_label: str = "The IG rew
             f"order would pick ~{truth.chance_top1:.1f}."
         )
     if len(informative) < n:
-        lines.append(
-            f"In {n - len(informative)} of them every child has the same true value, so any pick is right; "
-            f"where the children differ it picked the best in **{inf_hits} of {len(informative)}**."
-        )
+        lines.append(_even_sentence(truth, inf_hits, len(informative)))
     lines += [
         "",
         "| order of siblings | groups | top-1 truly best | best in top-3 | Kendall tau |",
@@ -187,7 +201,29 @@ def summary_markdown(truth: TruthOverlay | None, method_label: str = "The IG rew
         "",
         "*True value* of a node: the mean F1 against gold of the terminal answers below it. In the tree, "
         "a **green ring** marks a sibling group's top child by r that is truly best, a **red ring** one "
-        "that is not. Gold is never shown to the search: it only colours this view. One run has few "
+        "that is not, and a **grey ring** a group whose children all have the same true value (there is "
+        "nothing to pick). Gold is never shown to the search: it only colours this view. One run has few "
         "groups, so these figures move a lot from question to question.",
     ]
     return "\n".join(lines)
+
+
+def _even_sentence(truth: TruthOverlay, hits: int, informative: int) -> str:
+    """The groups where every child has one true value, in words: nothing to pick there."""
+    nowhere = sum(1 for g in truth.groups if g.even and g.best_value <= 0)
+    even = sum(1 for g in truth.groups if g.even and g.best_value > 0)
+    parts = []
+    if nowhere:
+        parts.append(f"in {nowhere} of them **no branch here reaches the answer** (every true value is 0)")
+    if even:
+        parts.append(f"in {even} **every branch here is as good** (one true value above 0)")
+    head = " and ".join(parts)
+    head = head[0].upper() + head[1:]
+    if informative == 0:
+        return (
+            f"{head}: no group of this run has children that differ, so it shows nothing about the ranking."
+        )
+    return (
+        f"{head}: any pick is right there (grey rings). Where the children differ it picked the best "
+        f"in **{hits} of {informative}**."
+    )

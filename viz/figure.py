@@ -303,6 +303,10 @@ def _highlight_traces(
             (truth.wrong, "IG's top child is not truly best (gold)", "#e03131"),
         ):
             traces.append(_ring_trace(ids, pos, name, colour, 30 * ring, "circle-open"))
+        # Groups whose children all share one true value: nothing to pick right or wrong there.
+        for ids, name in ((truth.nowhere, NOWHERE_LABEL), (truth.even, EVEN_LABEL)):
+            if ids:
+                traces.append(_ring_trace(ids, pos, name, "#868e96", 30 * ring, "circle-open"))
     if only_here is not None:
         traces.append(
             _ring_trace(only_here, pos, "visited by this run only", "#1c7ed6", 24 * ring, "square-open")
@@ -329,11 +333,19 @@ def _marker_trace(
 
 @dataclass(frozen=True)
 class TruthMarks:
-    """What the truth overlay draws: true values by node, top children right and wrong."""
+    """What the truth overlay draws: true values by node, top children right and wrong, and
+    the top children of groups where every child has the same true value, 0 (`nowhere`) or
+    more (`even`), ringed grey."""
 
     values: dict[int, float]
     right: frozenset[int]
     wrong: frozenset[int]
+    nowhere: frozenset[int] = frozenset()
+    even: frozenset[int] = frozenset()
+
+
+NOWHERE_LABEL = "no branch here reaches the answer (gold)"
+EVEN_LABEL = "every branch here is as good (gold)"
 
 
 def _ring_trace(

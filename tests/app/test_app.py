@@ -19,6 +19,7 @@ from mcts.search.cleaning import DEFAULT_RULES, CleaningRule
 from tests.browser_support import private_run_cache, served
 from ui.forms import SETTINGS_FIELDS
 from ui.render import MAIN_OUTPUTS
+from ui.run_start import LAB_OUTPUTS
 
 gradio_client = pytest.importorskip("gradio_client")
 
@@ -27,7 +28,8 @@ pytestmark = pytest.mark.slow
 QUESTION = "Who directed Inception?"  # an example question: it has a gold answer
 RULES = sorted(r.value for r in DEFAULT_RULES)
 PROMPT = "Based on this interaction history, the original question is:"
-RUN_OUTPUTS = MAIN_OUTPUTS  # the Run event's outputs (ui.events) less the Stop button and the examples box (not API values)
+# The Run event's outputs (ui.events) less the Stop button (not an API value): a run clears the lab too.
+RUN_OUTPUTS = (*MAIN_OUTPUTS, *LAB_OUTPUTS)
 LOAD_OUTPUTS = (
     *MAIN_OUTPUTS, "replay_slider", "replay_plot", "replay_status", "question", "kb_spec", "method",
     *SETTINGS_FIELDS, "preset", "policy_kind", "rules", "ig_prompt",

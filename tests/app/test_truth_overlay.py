@@ -59,7 +59,9 @@ def test_on_a_synthetic_tree_true_values_and_verdicts_are_the_ranking_analysis()
         assert scores[group.top_child] == max(c.scores)  # the child r puts first
         best = max(c.true_values)
         assert values[group.top_child] == best if group.right else values[group.top_child] < best
-    assert truth.right | truth.wrong == {g.top_child for g in truth.groups}
+    # Rings right or wrong only where the children's true values differ; grey where they are all equal.
+    assert truth.right | truth.wrong == {g.top_child for g in truth.groups if not g.even}
+    assert truth.nowhere | truth.even_groups == {g.top_child for g in truth.groups if g.even}
     assert truth.reward.top1 == sum(c.top1 for c in comparisons) / len(comparisons)
     # A random order's expected hits: 1/size per group when one child is best.
     assert 0 < truth.chance_top1 <= len(truth.groups)
