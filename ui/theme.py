@@ -3,7 +3,8 @@
 Gradio 6 takes theme, css and js in `launch()`. The JS bridge exists because
 `gr.Plot` has no click event: it listens for Plotly's `plotly_click` (which Plotly
 fires only after hovering a point), writes the point's node id into a hidden textbox
-and presses a hidden button wired to the inspector.
+and presses a hidden button wired to the inspector. The same script re-picks each tree level's label
+form (`viz.label_fit`) for the size a plot really has, after every draw and zoom.
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ CSS = """
 #node-detail table { display: block; overflow-x: auto; max-width: 100%; }
 #node-detail td, #node-detail th { white-space: nowrap; padding: 2px 8px; }
 footer { display: none !important; }
+/* A plot's name badge sits above the plot, not over its top edge where Plotly's toolbar is. */
+.block:has(.js-plotly-plot) label[data-testid="block-label"].float {
+  position: static !important; margin: var(--block-label-margin) 0 2px var(--block-label-margin); }
 /* A trace load changed the Search form (ui.form_notice): hard to miss, one click to undo. */
 #form-note-box { border: 2px solid #f59e0b !important; background: #fffbeb !important; border-radius: 8px; }
 #form-note { padding: 0.4rem 0.6rem; font-size: 0.9rem; }
@@ -127,7 +131,40 @@ JS = """
       });
     }
   };
+  // Tree labels (viz.label_fit): per level, the richest form whose needs (pixels per x and
+  // per depth unit) the plot's real size meets, the same rule as `label_fit.choose`; re-run
+  // after every draw, resize and zoom. A restyle redraws, and the next pass finds no change.
+  const relabel = (gd) => {
+    const fl = gd._fullLayout, meta = gd.layout && gd.layout.meta && gd.layout.meta.kbqa_labels;
+    if (!fl || !fl.xaxis || !fl.yaxis || !meta || !window.Plotly) return;
+    const px = Math.abs(fl.xaxis._m), py = Math.abs(fl.yaxis._m);
+    const pick = {};
+    for (const [lv, needs] of Object.entries(meta)) {
+      const f = needs.findIndex(([nx, ny]) => nx <= px && ny <= py);
+      pick[lv] = f < 0 ? needs.length - 1 : f;
+    }
+    const idx = [], texts = [];
+    (gd.data || []).forEach((tr, i) => {
+      const k = tr.meta && tr.meta.kbqa;
+      if (!k) return;
+      const t = k.lv.map((lv, j) => k.forms[pick[lv]][j]);
+      if (JSON.stringify(t) !== JSON.stringify(tr.text)) { idx.push(i); texts.push(t); }
+    });
+    if (idx.length) window.Plotly.restyle(gd, { text: texts }, idx);
+  };
+  const bindLabels = () => {
+    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+      if (typeof gd.on !== 'function') continue;
+      if (gd.__kbqaLabelEv === gd._ev) continue;
+      gd.__kbqaLabelEv = gd._ev;
+      const later = () => setTimeout(() => relabel(gd), 0);
+      gd.on('plotly_afterplot', later);
+      gd.on('plotly_relayout', later);
+      relabel(gd);  // the first draw may have come before the listener
+    }
+  };
   new MutationObserver(bind).observe(document.body, { childList: true, subtree: true });
+  new MutationObserver(bindLabels).observe(document.body, { childList: true, subtree: true });
   // A plot drawn inside a hidden tab keeps its small default width: resize it when shown.
   document.addEventListener('click', (e) => {
     if (e.target.closest && e.target.closest('[role=tab]')) {
@@ -135,5 +172,6 @@ JS = """
     }
   });
   setInterval(bind, 1000);
+  setInterval(bindLabels, 1000);
 }
 """

@@ -3,7 +3,9 @@
 A pure function of `mcts.search.tree.Tree`, an optional layout and highlight sets:
 edges, one marker trace per node kind (so the legend explains the shapes), node
 colour = IG reward on a diverging scale spanning this tree's rewards, white at the
-neutral reward alpha/2 (ratio 1), labels thinned per level so none overlap, marker
+neutral reward alpha/2 (ratio 1), labels that name each node apart from its siblings
+(`viz.labels`) in the richest form that fits each level without a collision
+(`viz.label_fit`; the page's script picks again for the plot's real width), marker
 size growing with visits, nodes a re-score moved ringed, the best path and the last round's
 selected path drawn over the edges, and a hover card per node. Every node point
 carries its node id as `customdata` so a click can open the inspector.
@@ -22,17 +24,12 @@ from typing import Any
 from mcts.search.rules import best_branch_path
 from mcts.search.tree import ROOT_ID, Node, Tree
 from viz.escape import plotly
+from viz.label_fit import LabelForms, design_pixels, label_forms
+from viz.labels import TOOL_ABBR, StepLabel, step_labels
 from viz.layout import DEFAULT_MAX_CHILDREN, TreeLayout, layout_tree
-from viz.legibility import PLOT_WIDTH_PX, reward_axis, thin_labels
+from viz.legibility import PLOT_WIDTH_PX, reward_axis
 
-LABEL_THRESHOLD = 40  # every node labelled up to this many; beyond, labels thinned per level
-TOOL_ABBR = {
-    "SearchNodes": "Nodes",
-    "SearchGraphPatterns": "Patterns",
-    "ExecuteSPARQL": "SPARQL",
-    "SearchTypes": "Types",
-    "Done": "Done",
-}
+TREE_DETAIL_CHARS = 26  # the second line of a tree label; the hover card has the whole action
 
 
 @dataclass(frozen=True)
@@ -74,6 +71,7 @@ def node_kind(node: Node) -> str:
 
 
 def tool_label(node: Node) -> str:
+    """The node's tool, short ("SPARQL"); "Q" for the root, "?" for a step that did not parse."""
     if node.step is None:
         return "Q"
     if node.step.action is None:
@@ -87,6 +85,27 @@ MAX_MARKER_PX = 30.0
 def marker_size(visits: int, scale: float = 1.0) -> float:
     """Diameter grows with sqrt(visits), bounded so one hot node cannot cover its siblings."""
     return max(4.0, min(10.0 + 4.0 * math.sqrt(max(visits, 0)), MAX_MARKER_PX) * scale)
+
+
+def node_marker_px(node: Node, scale: float) -> float:
+    """A node marker's diameter in pixels (terminals a little larger: they end a branch)."""
+    return marker_size(node.visits, scale) + (4 * scale if node.terminal else 0)
+
+
+def marker_radius(node: Node, scale: float) -> float:
+    """Half the marker and its outline: what a neighbour's label must clear."""
+    return node_marker_px(node, scale) / 2 + (1.0 if node.terminal else 0.5) * max(scale, 0.5)
+
+
+def tree_label(node_id: int, label: StepLabel, *, detail: bool) -> str:
+    """A tree label as Plotly text: "3 SPARQL" over "place_of_birth" (detail), or "3 SPARQL"."""
+    head = plotly(f"{node_id} {label.tool}")
+    if not detail or not label.detail:
+        return head
+    text = label.detail
+    if len(text) > TREE_DETAIL_CHARS:
+        text = text[: TREE_DETAIL_CHARS - 1] + "…"
+    return f"{head}<br>{plotly(text)}"
 
 
 def marker_scale(width_units: float) -> float:
@@ -165,7 +184,6 @@ def build_figure(
     c: float = 1.0,
     alpha: float = 2.0,
     max_children: int = DEFAULT_MAX_CHILDREN,
-    label_threshold: int = LABEL_THRESHOLD,
     title: str | None = None,
     height: int | None = None,
     best_label: str = "best branch (W/N)",  # the one name of `rules.best_branch` on every screen
@@ -182,8 +200,6 @@ def build_figure(
         top child by r ringed green (truly best) or red (not).
     only_here: nodes the other tree of a side-by-side comparison did not visit (squared;
         the legend names them whenever a set is given, empty or not).
-    label_threshold: every node is labelled up to this many visible nodes; beyond, each
-        level keeps only the labels that fit side by side (`thin_labels`).
     """
     import plotly.graph_objects as go
 
@@ -195,18 +211,37 @@ def build_figure(
         layout = layout_tree(tree, max_children=max_children, keep=keep)
     pos = layout.positions
     scale = marker_scale(layout.width)
-    labelled = (
-        set(pos) if len(pos) <= label_threshold else thin_labels(layout, priority=[*best, *selected_path])
-    )
+    fig_height = height or default_height(layout)
+    priority = [*best, *selected_path, *([inspected] if inspected is not None else [])]
+    forms = tree_label_forms(tree, layout, scale, priority, fig_height)
     data = [
         *_edge_traces(layout, best, selected_path, best_label),
-        *_node_traces(tree, pos, c, labelled, scale, truth),
+        *_node_traces(tree, pos, c, forms, scale, truth),
         *_collapsed_traces(layout, scale),
         *_highlight_traces(pos, scale, flipped, truth, only_here, inspected),
     ]
     rewards = [tree[n].reward for n in pos if tree[n].reward is not None]
-    fig_layout = _figure_layout(layout, alpha, title, height, rewards)
+    fig_layout = _figure_layout(layout, alpha, title, fig_height, rewards)
+    # Each level's label forms and what they need: the page's script re-picks by them.
+    fig_layout["meta"] = {"kbqa_labels": {str(d): needs for d, needs in forms.needs.items()}}
     return go.Figure({"data": data, "layout": fig_layout}, _validate=False)
+
+
+def default_height(layout: TreeLayout) -> int:
+    return max(380, 120 + 80 * (layout.depth + 1))
+
+
+def tree_label_forms(
+    tree: Tree, layout: TreeLayout, scale: float, priority: Sequence[int], height_px: float
+) -> LabelForms:
+    """Every visible node's label forms (`viz.label_fit`), from "3 SPARQL" over its detail
+    down to none, fitted to the design width."""
+    steps = step_labels(tree)
+    shown = list(layout.positions)
+    radius = {n: marker_radius(tree[n], scale) for n in shown}
+    full = {n: tree_label(n, steps[n], detail=True) for n in shown}
+    short = {n: tree_label(n, steps[n], detail=False) for n in shown}
+    return label_forms(layout, full, short, radius, priority, design_pixels(layout, height_px))
 
 
 def _edge_traces(
@@ -237,7 +272,7 @@ def _node_traces(
     tree: Tree,
     pos: dict[int, tuple[float, int]],
     c: float,
-    labelled: Collection[int],
+    forms: LabelForms,
     scale: float,
     truth: TruthMarks | None,
 ) -> list[dict[str, Any]]:
@@ -251,7 +286,7 @@ def _node_traces(
     for kind in KINDS:
         nodes = groups.get(kind.key)
         if nodes:
-            traces.append(_node_trace(tree, kind, nodes, pos, c, labelled, scale, truth))
+            traces.append(_node_trace(tree, kind, nodes, pos, c, forms, scale, truth))
             if kind.coloured:
                 traces.append(_legend_entry(kind))
     return traces
@@ -393,13 +428,13 @@ def _node_trace(
     nodes: list[Node],
     pos: dict[int, tuple[float, int]],
     c: float,
-    labelled: Collection[int],
+    forms: LabelForms,
     scale: float,
     truth: TruthMarks | None = None,
 ) -> dict[str, Any]:
     marker: dict[str, Any] = {
         "symbol": kind.symbol,
-        "size": [marker_size(n.visits, scale) + (4 * scale if n.terminal else 0) for n in nodes],
+        "size": [node_marker_px(n, scale) for n in nodes],
         "line": {
             "color": ["#111" if n.terminal else "#444" for n in nodes],
             "width": [(2.0 if n.terminal else 1.0) * max(scale, 0.5) for n in nodes],
@@ -415,7 +450,7 @@ def _node_trace(
         marker["color"] = "#adb5bd" if kind.key == "pending" else "#495057"
     trace: dict[str, Any] = {
         "type": "scatter",
-        "mode": "markers+text" if labelled else "markers",
+        "mode": "markers+text",
         "name": kind.label,
         "x": [pos[n.id][0] for n in nodes],
         "y": [-pos[n.id][1] for n in nodes],
@@ -426,11 +461,22 @@ def _node_trace(
         "hoverlabel": {"align": "left"},
         **legend,
     }
-    if labelled:
-        trace["text"] = [f"{n.id} {plotly(tool_label(n))}" if n.id in labelled else "" for n in nodes]
-        trace["textposition"] = "bottom center"
-        trace["textfont"] = {"size": 10, "color": "#343a40"}
+    trace["text"] = [forms_text(forms, n.id) for n in nodes]
+    trace["textposition"] = "bottom center"
+    trace["textfont"] = {"size": 10, "color": "#343a40"}
+    # Every form of every point's label, and the point's level: what the page re-picks from.
+    trace["meta"] = {
+        "kbqa": {
+            "lv": [forms.levels[n.id] for n in nodes],
+            "forms": [[form.get(n.id, "") for n in nodes] for form in forms.texts],
+        }
+    }
     return trace
+
+
+def forms_text(forms: LabelForms, node_id: int) -> str:
+    """The label a node shows at the design width."""
+    return forms.texts[forms.design[forms.levels[node_id]]].get(node_id, "")
 
 
 def _legend_entry(kind: NodeKind) -> dict[str, Any]:
@@ -453,12 +499,12 @@ def _legend_entry(kind: NodeKind) -> dict[str, Any]:
 
 
 def _figure_layout(
-    layout: TreeLayout, alpha: float, title: str | None, height: int | None, rewards: Sequence[float] = ()
+    layout: TreeLayout, alpha: float, title: str | None, height: int, rewards: Sequence[float] = ()
 ) -> dict[str, Any]:
     depth = layout.depth
     return {
         "title": {"text": plotly(title or ""), "x": 0.01, "font": {"size": 15}},
-        "height": height or max(380, 120 + 80 * (depth + 1)),
+        "height": height,
         "margin": {"l": 50, "r": 20, "t": 40 if title else 16, "b": 20},
         "plot_bgcolor": "white",
         "paper_bgcolor": "white",

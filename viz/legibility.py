@@ -1,7 +1,7 @@
-"""What keeps a tree of 40-200 nodes readable: labels that never overlap, colours that
-show this tree's spread of rewards.
+"""What keeps a tree of 40-200 nodes readable: colours that show this tree's spread of
+rewards (labels that never overlap are `viz.label_fit`).
 
-Pure functions of a `viz.layout.TreeLayout` and reward values; `viz.figure` calls them.
+Pure functions of reward values; `viz.figure` calls them.
 Knows nothing of Plotly objects (it returns plain dicts), models or the search.
 """
 
@@ -10,39 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from viz.layout import TreeLayout
+PLOT_WIDTH_PX = 1000  # the width markers are sized for; Plotly autosizes to the page
 
-PLOT_WIDTH_PX = 1000  # the width we design for; Plotly autosizes to the page
-LABEL_PX = 62.0  # room one label ("12 Patterns", 10 px font) needs side by side
-
-__all__ = ["LABEL_PX", "PLOT_WIDTH_PX", "reward_axis", "thin_labels"]
-
-
-def thin_labels(
-    layout: TreeLayout, priority: Sequence[int] = (), width_px: float = PLOT_WIDTH_PX
-) -> set[int]:
-    """The nodes to label so that no two labels on one level overlap.
-
-    Per level, left to right, a label is kept when it is at least `LABEL_PX` from every
-    label already kept on that level; the priority nodes (the best and the selected
-    path) are placed first, so the branch the eye follows keeps its names.
-    """
-    unit_px = width_px / max(layout.width + 1.6, 1.0)
-    gap = LABEL_PX / unit_px  # in x units
-    by_level: dict[int, list[int]] = {}
-    for node_id, (_x, depth) in layout.positions.items():
-        by_level.setdefault(depth, []).append(node_id)
-    first = [n for n in dict.fromkeys(priority) if n in layout.positions]
-    kept: set[int] = set()
-    for level in by_level.values():
-        placed: list[float] = []
-        rest = sorted(level, key=lambda n: layout.positions[n][0])
-        for node_id in [*[n for n in first if n in level], *rest]:
-            x = layout.positions[node_id][0]
-            if node_id not in kept and all(abs(x - other) >= gap for other in placed):
-                kept.add(node_id)
-                placed.append(x)
-    return kept
+__all__ = ["PLOT_WIDTH_PX", "reward_axis"]
 
 
 def reward_axis(rewards: Sequence[float], alpha: float) -> dict[str, Any]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 
-import pytest
-
 from kb.actions import Action
 from kb.observation import Observation, Value
 from mcts.search.steps import Step
@@ -14,7 +12,6 @@ from mcts.search.tree import Tree
 from tests.synthetic_tree import synthetic_tree
 from viz.figure import KINDS, best_value_path, build_figure, hover_text, node_kind
 from viz.layout import layout_tree
-from viz.legibility import LABEL_PX, PLOT_WIDTH_PX
 
 NODE_TRACES = {k.label for k in KINDS}
 
@@ -162,37 +159,20 @@ def test_best_and_selected_paths_are_drawn() -> None:
     assert sum(x is not None for x in best.x) == 4  # two segments
 
 
-def _labels(fig) -> dict[int, tuple[float, float]]:
-    """node id -> (x, y) of every node that carries a label."""
+def _labels(fig) -> dict[int, str]:
+    """node id -> label text of every node that carries one."""
     out = {}
     for t in fig.data:
         if t.name in NODE_TRACES and t.customdata is not None and t.text is not None:
-            out.update(
-                {i: (x, y) for i, x, y, text in zip(t.customdata, t.x, t.y, t.text, strict=True) if text}
-            )
+            out.update({int(i): text for i, text in zip(t.customdata, t.text, strict=True) if text})
     return out
 
 
-def test_small_trees_label_every_node() -> None:
-    small = build_figure(_small_tree(), label_threshold=40)
-    assert sorted(_labels(small)) == list(range(len(_small_tree())))
-
-
-@pytest.mark.parametrize("size", [40, 120, 200])
-def test_big_trees_thin_labels_per_level_so_none_overlap_and_the_best_branch_keeps_its_own(size) -> None:
-    tree = synthetic_tree(size, seed=3)
-    lay = layout_tree(tree)
-    fig = build_figure(tree, layout=lay, label_threshold=20)
-    labels = _labels(fig)
-    assert 0 < len(labels) <= len(lay.positions)
-    gap = LABEL_PX / (PLOT_WIDTH_PX / (lay.width + 1.6))
-    by_level: dict[float, list[float]] = {}
-    for x, y in labels.values():
-        by_level.setdefault(y, []).append(x)
-    for xs in by_level.values():
-        xs.sort()
-        assert all(b - a >= gap - 1e-9 for a, b in zip(xs, xs[1:], strict=False)), "labels overlap"
-    assert set(best_value_path(tree)) <= set(labels), "the best branch stays named"
+def test_small_trees_label_every_node_with_its_tool_and_what_sets_it_apart() -> None:
+    labels = _labels(build_figure(_small_tree()))
+    assert sorted(labels) == list(range(len(_small_tree())))
+    assert labels[1] == '1 Nodes<br>"Dune"'
+    assert labels[3].startswith("3 Done<br>→ Frank Herbert")
 
 
 def test_collapsed_fans_are_drawn_as_markers_and_not_counted_as_nodes() -> None:
