@@ -156,6 +156,12 @@ def _register_lens(sub: Any) -> None:
     p.add_argument("--from-records", action="store_true", help="print the tables of --records only; no model")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--scorer-model", default=None, help="IG scorer model (env SCORER_MODEL)")
+    p.add_argument(
+        "--every-group",
+        action="store_true",
+        help="score the mask and opaque-id configurations on every sibling group, not only "
+        "the groups whose true values differ (slower; widens tables a and b)",
+    )
     p.set_defaults(func=cmd_lens)
 
 
@@ -173,14 +179,22 @@ def cmd_lens(args: argparse.Namespace) -> int:
     if args.from_records:
         if args.records is None or not args.records.is_file():
             return _err("--from-records reads --records FILE: give an existing one")
-        wanted = {(r.label, r.question_id) for r, _ in runs}
+        wanted = {(x.run.label, x.run.question_id) for x in runs}
         records = [r for r in lens.read_records(args.records) if (r.run, r.question_id) in wanted]
     else:
         from mcts.agents.models import load_model, resolve_model_names
         from mcts.agents.scorer import IGScorer
 
-        scorer = IGScorer(load_model(resolve_model_names(None, args.scorer_model)[1]))
-        records = lens.measure_runs(runs, scorer, args.records, progress=lambda m: print(m, file=sys.stderr))
+        name = resolve_model_names(None, args.scorer_model)[1]
+        scorer = IGScorer(load_model(name))
+        records = lens.measure_runs(
+            runs,
+            scorer,
+            args.records,
+            scorer_model=name,
+            every_group=args.every_group,
+            progress=lambda m: print(m, file=sys.stderr),
+        )
     if not records:
         return _err("no sibling group in these trees")
     print(study_markdown(records, seed=args.seed))

@@ -61,13 +61,13 @@ def _run_dir(tmp_path: Path) -> Path:
 
 def test_records_cover_every_sibling_group_under_each_configuration(tmp_path: Path) -> None:
     runs = lens.load_with_hops([_run_dir(tmp_path)], ["fast"])
-    assert len(runs) == 2 and all(h == 1 for _, h in runs)
+    assert len(runs) == 2 and all(x.hops == 1 for x in runs)
     scorer = LengthScorer()
-    records = lens.measure_runs(runs, scorer, tmp_path / "lens.jsonl")
-    for run, _ in runs:
-        tree = run.tree
+    records = lens.measure_runs(runs, scorer, tmp_path / "lens.jsonl", every_group=True)
+    for x in runs:
+        tree = x.run.tree
         expected = {(p.id, c) for p in tree.nodes if len(p.children) >= 2 for c in p.children}
-        got = {(r.parent, r.node) for r in records if r.question_id == run.question_id}
+        got = {(r.parent, r.node) for r in records if r.question_id == x.run.question_id}
         assert got == expected
     assert all(set(r.terms) == {"paper", "mask", "paper_opaque", "mask_opaque"} for r in records)
     # The demo ids spell names: masking and opaque ids both leave fewer restated words.
@@ -77,6 +77,21 @@ def test_records_cover_every_sibling_group_under_each_configuration(tmp_path: Pa
     # The records file resumes: nothing is scored twice, and it reads back equal.
     again = LengthScorer()
     assert lens.measure_runs(runs, again, tmp_path / "lens.jsonl") == records and again.texts == []
+
+
+def test_only_judged_groups_get_the_extra_configurations_and_stored_terms_save_passes(tmp_path: Path) -> None:
+    runs = lens.load_with_hops([_run_dir(tmp_path)], ["fast"])
+    x = next(x for x in runs if x.run.question_id == "demo:002")
+    tree = x.run.tree
+    scorer = LengthScorer()
+    records = lens.measure_tree(x.run, 1, scorer, stored=True)
+    judged = {g[0].parent for g in lt.judged_groups(records)}
+    assert judged  # the shipped tree answers Nolan on one branch and the cast on another
+    for r in records:
+        assert ("mask" in r.terms) == (r.parent in judged)
+        stored = lens.stored_terms(tree[r.node], x.run.settings.alpha, x.run.settings.beta)
+        assert stored is not None and r.terms["paper"] == stored  # no pass for what the search stored
+    assert not set(scorer.texts) & {n.cleaned_history for n in tree.nodes}
 
 
 def test_opaque_ids_are_stable_and_nameless() -> None:
@@ -157,7 +172,8 @@ def test_the_cli_refuses_bad_folders_and_prints_stored_records(tmp_path: Path, c
     assert run(str(tmp_path / "missing")) == 2
     folder = _run_dir(tmp_path)
     assert run(str(folder), "--from-records") == 2
-    records = lens.measure_runs(lens.load_with_hops([folder], ["fast"]), LengthScorer(), tmp_path / "r.jsonl")
+    runs = lens.load_with_hops([folder], ["fast"])
+    records = lens.measure_runs(runs, LengthScorer(), tmp_path / "r.jsonl", every_group=True)
     assert run(str(folder), "--from-records", "--records", str(tmp_path / "r.jsonl")) == 0
     out = capsys.readouterr().out
     assert f"nodes: {len(records)}" in out and "(d) The same trees with opaque ids" in out
@@ -171,8 +187,8 @@ def test_the_real_scorer_reproduces_the_shipped_rewards(tmp_path: Path) -> None:
     from mcts.agents.scorer import IGScorer
 
     runs = lens.load_with_hops([_run_dir(tmp_path)], ["fast"])
-    run = next(r for r, _ in runs if r.question_id == "demo:002")
-    records = lens.measure_tree(run, 1, IGScorer(load_model()), opaque=False)
+    run = next(x.run for x in runs if x.run.question_id == "demo:002")
+    records = lens.measure_tree(run, 1, IGScorer(load_model()), opaque=False, every_group=True)
     assert records and set(records[0].terms) == {"paper", "mask"}
     for r in records:
         stored = run.tree[r.node].reward

@@ -39,6 +39,7 @@ from mcts.search.restatement import restatements
 from mcts.search.rules import path_log_prior
 from mcts.search.settings import IGVariant
 from mcts.search.steps import IGScore, Step
+from mcts.search.tree import Node, Tree
 
 MASKING = DEFAULT_RULES | {CleaningRule.MASK_RESTATEMENTS}
 CONFIGS: dict[str, frozenset[CleaningRule]] = {"paper": DEFAULT_RULES, "mask": MASKING}
@@ -139,30 +140,65 @@ def _configs(run: StoredRun, opaque: bool | None) -> dict[str, tuple[frozenset[C
     return out
 
 
+def stored_terms(node: Node, alpha: float, beta: float) -> Terms | None:
+    """The terms of the reward the search itself stored (a trace of version 3 or later)."""
+    d, ppl_h, ppl_hq = node.ig_detail, node.ppl_history, node.ppl_with_question
+    if d is None or ppl_h is None or ppl_hq is None or not (ppl_h > 0 and ppl_hq > 0):
+        return None
+    return terms_of(IGScore(ppl_h, ppl_hq, 0.0, detail=d), alpha, beta)
+
+
+Cache = dict[tuple[str, float, float, str], Terms]
+
+
+def _texts(tree: Tree, kids: Sequence[int], rules: frozenset[CleaningRule], opaque_ids: bool) -> list[str]:
+    out = []
+    for c in kids:
+        steps = opaque_steps(tree.steps(c)) if opaque_ids else list(tree.steps(c))
+        out.append(clean_history(steps, rules, question=tree.question).text)
+    return out
+
+
 def measure_tree(
-    run: StoredRun, hops: int | None, scorer: Any, *, opaque: bool | None = None
+    run: StoredRun,
+    hops: int | None,
+    scorer: Any,
+    *,
+    opaque: bool | None = None,
+    stored: bool = False,
+    every_group: bool = False,
+    cache: Cache | None = None,
 ) -> list[NodeRecord]:
-    """Every child of every sibling group, re-scored under each configuration."""
+    """Every child of every sibling group with its `paper` terms; the other configurations
+    are scored for judged groups only (true values that differ: `ranking.py`) unless
+    `every_group`. `stored`: take the paper terms the search stored where the node's stored
+    cleaned history is the one re-cleaned (the study's scorer is the run's); `cache`
+    (question, alpha, beta, text) -> terms, shared by the trees of one question."""
     tree, s = run.tree, run.settings
     values = true_values(tree, terminal_outcomes(tree, run.gold))
     configs = _configs(run, opaque)
-    cache: dict[str, Terms] = {}  # cleaned text -> terms: a mask that changes nothing costs nothing
+    cache = {} if cache is None else cache
     out: list[NodeRecord] = []
     for parent in tree.nodes:
         kids = parent.children
         if len(kids) < 2:
             continue
-        texts: dict[str, list[str]] = {}
-        for name, (rules, opaque_ids) in configs.items():
-            texts[name] = []
-            for c in kids:
-                steps = tree.steps(c)
-                steps = opaque_steps(steps) if opaque_ids else list(steps)
-                texts[name].append(clean_history(steps, rules, question=tree.question).text)
-        todo = sorted({t for ts in texts.values() for t in ts if t not in cache})
+        judged = {values[c] for c in kids if c in values}
+        wanted = configs if every_group or len(judged) > 1 else {"paper": configs["paper"]}
+        texts = {name: _texts(tree, kids, *configs[name]) for name in configs}
+        for i, c in enumerate(kids):
+            key = (tree.question, s.alpha, s.beta, texts["paper"][i])
+            if stored and key not in cache and tree[c].cleaned_history == key[3]:
+                found = stored_terms(tree[c], s.alpha, s.beta)
+                if found is not None:
+                    cache[key] = found
+        todo = sorted(
+            {t for n in wanted for t in texts[n] if (tree.question, s.alpha, s.beta, t) not in cache}
+        )
         if todo:
             scores = scorer.score(tree.question, todo, alpha=s.alpha, beta=s.beta)
-            cache.update({t: terms_of(sc, s.alpha, s.beta) for t, sc in zip(todo, scores, strict=True)})
+            for t, sc in zip(todo, scores, strict=True):
+                cache[(tree.question, s.alpha, s.beta, t)] = terms_of(sc, s.alpha, s.beta)
         for i, c in enumerate(kids):
             out.append(
                 NodeRecord(
@@ -174,7 +210,7 @@ def measure_tree(
                     true_value=values.get(c),
                     prior=path_log_prior(tree, c, s.temperature),
                     restated={n: len(restatements(tree.question, texts[n][i])) for n in configs},
-                    terms={n: cache[texts[n][i]] for n in configs},
+                    terms={n: cache[(tree.question, s.alpha, s.beta, texts[n][i])] for n in wanted},
                 )
             )
     return out
@@ -183,15 +219,26 @@ def measure_tree(
 # ---- runs and the records file ------------------------------------------------------------
 
 
-def load_with_hops(
-    dirs: Iterable[str | Path], methods: Sequence[str] | None
-) -> list[tuple[StoredRun, int | None]]:
-    """The stored runs with their question's hop count (from the results rows)."""
+@dataclass(frozen=True)
+class LensRun:
+    run: StoredRun
+    hops: int | None
+    scorer_model: str  # the model that scored the stored rewards ("" when unknown)
+
+
+def load_with_hops(dirs: Iterable[str | Path], methods: Sequence[str] | None) -> list[LensRun]:
+    """The stored runs with their question's hop count and scorer (from the results rows)."""
     dirs = [Path(d) for d in dirs]
-    hops = {(d.name, r.question_id): r.hops for d in dirs for r in read_rows(result_files(d))}
-    return [
-        (run, hops.get((run.label.rsplit("/", 1)[0], run.question_id))) for run in load_runs(dirs, methods)
-    ]
+    rows = {(d.name, r.question_id, r.method): r for d in dirs for r in read_rows(result_files(d))}
+    out = []
+    for run in load_runs(dirs, methods):
+        folder, method = run.label.rsplit("/", 1)
+        row = rows.get((folder, run.question_id, method))
+        hops = row.hops if row is not None else None
+        out.append(
+            LensRun(run, hops, str((row.meta or {}).get("scorer_model", "")) if row is not None else "")
+        )
+    return out
 
 
 def record_json(record: NodeRecord) -> str:
@@ -211,26 +258,31 @@ def read_records(path: Path) -> list[NodeRecord]:
 
 
 def measure_runs(
-    runs: Sequence[tuple[StoredRun, int | None]],
+    runs: Sequence[LensRun],
     scorer: Any,
     records: Path | None = None,
     *,
+    scorer_model: str = "",
+    every_group: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> list[NodeRecord]:
     """Measure every tree not yet in `records` (appending each tree's records as it is
-    done) and return all records of these runs."""
+    done) and return all records of these runs. A run scored by `scorer_model` lends
+    its stored paper terms instead of a pass of the model."""
     have = read_records(records) if records is not None else []
     done = {(r.run, r.question_id) for r in have}
-    wanted = {(run.label, run.question_id) for run, _ in runs}
+    wanted = {(x.run.label, x.run.question_id) for x in runs}
     out = [r for r in have if (r.run, r.question_id) in wanted]
-    for i, (run, hops) in enumerate(runs):
-        if (run.label, run.question_id) in done:
+    cache: Cache = {}
+    for i, x in enumerate(sorted(runs, key=lambda x: x.run.question_id)):  # a question's trees share texts
+        if (x.run.label, x.run.question_id) in done:
             continue
-        new = measure_tree(run, hops, scorer)
+        stored = bool(scorer_model) and x.scorer_model == scorer_model
+        new = measure_tree(x.run, x.hops, scorer, stored=stored, every_group=every_group, cache=cache)
         out += new
         if records is not None:
             with records.open("a", encoding="utf-8") as fh:
                 fh.writelines(record_json(r) + "\n" for r in new)
         if progress is not None:
-            progress(f"{i + 1}/{len(runs)} {run.label} {run.question_id}: {len(new)} nodes")
+            progress(f"{i + 1}/{len(runs)} {x.run.label} {x.run.question_id}: {len(new)} nodes")
     return out
