@@ -61,7 +61,9 @@ INSPECTOR_GLOSSES = (
 
 # Above the node table: its columns in a line.
 NODE_TABLE_GLOSS = (
-    "<small>**N** visits · **W/N** mean value (rewards backed up through the node over its visits) · "
+    "<small>**step** the tool and what sets the node apart from its siblings (relation, entity, "
+    "COUNT / ORDER BY; ← a relation read backwards) · **action** the whole call · "
+    "**N** visits · **W/N** mean value (rewards backed up through the node over its visits) · "
     "**r** IG reward of the step (α/2 = neutral) · **PPL(H')**, **PPL(H',Q)** perplexity of the cleaned "
     "history without and with the question · **UCT** = W/N + c·√(ln N_parent / N), the selection score "
     "(empty: not visited yet, taken first).</small>"

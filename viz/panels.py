@@ -19,6 +19,7 @@ from mcts.search.settings import SearchSettings, Selection
 from mcts.search.tree import ROOT_ID, Node, Tree
 from viz.escape import cell, fence, html_text, md, num
 from viz.ig_lens import lens_markdown
+from viz.labels import step_labels
 from viz.selection_terms import score_cells, score_line
 
 NODE_TABLE_HEADERS = [
@@ -26,6 +27,7 @@ NODE_TABLE_HEADERS = [
     "parent",
     "depth",
     "round",
+    "step",
     "action",
     "status",
     "N",
@@ -120,7 +122,8 @@ NODE_TABLE_WIDTHS: dict[str, str] = {
     "parent": "72px",
     "depth": "58px",
     "round": "62px",
-    "action": "400px",
+    "step": "190px",
+    "action": "290px",
     "status": "90px",
     "N": "48px",
     "W/N": "64px",
@@ -148,13 +151,15 @@ def node_table(tree: Tree, c: float, true_values: Mapping[int, float] | None = N
     overlay) a true-value column after r, empty where no terminal is below the node."""
     rows = []
     at = NODE_TABLE_HEADERS.index("r") + 1
+    names = step_labels(tree)  # "SPARQL place_of_birth": what sets a node apart from its siblings
     for node in tree.nodes:
         row = [
             node.id,
             node.parent if node.parent >= 0 else None,
             node.depth,
             node.round,
-            cell(action_text(node, 80)),
+            cell(names[node.id].text),
+            cell(action_text(node)),
             cell(node_status(node)),
             node.visits,
             _round(node.mean_value),
@@ -170,11 +175,14 @@ def node_table(tree: Tree, c: float, true_values: Mapping[int, float] | None = N
 
 
 def node_choices(tree: Tree) -> list[tuple[str, int]]:
-    """Dropdown entries (label, node id): every node reachable by keyboard."""
+    """Dropdown entries (label, node id): every node reachable by keyboard, named by its
+    tool and what sets it apart from its siblings (`viz.labels`)."""
     out = []
+    names = step_labels(tree)
     for node in tree.nodes:
         reward = f" · r={node.reward:.2f}" if node.reward is not None else ""
-        out.append((f"{node.id} · d{node.depth} · {action_text(node, 60)}{reward}", node.id))
+        name = names[node.id].text if node.id != ROOT_ID else "(question)"
+        out.append((f"{node.id} · d{node.depth} · {name}{reward}", node.id))
     return out
 
 

@@ -53,7 +53,7 @@ def test_node_table_has_one_row_per_node_and_json_safe_cells() -> None:
     tree.add_child(0, Step("x", Action("Done"), Observation("Done.")))  # unvisited: UCT inf -> None
     rows = node_table(tree, c=1.0)
     assert len(rows) == len(tree) and all(len(r) == len(NODE_TABLE_HEADERS) for r in rows)
-    assert rows[1][4] == 'SearchNodes("Dune")' and rows[1][8] == 1.6
+    assert rows[1][4] == 'Nodes "Dune"' and rows[1][5] == 'SearchNodes("Dune")' and rows[1][9] == 1.6
     assert rows[-1][-1] is None
     assert [v for _, v in node_choices(tree)] == list(range(len(tree)))
 
