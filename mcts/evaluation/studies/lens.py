@@ -6,7 +6,7 @@ re-scored from its branch's steps, once per cleaning configuration:
 
 - `paper`: the paper's four rules (`DEFAULT_RULES`);
 - `mask`: the four rules + MASK_RESTATEMENTS;
-- `paper_opaque`, `mask_opaque` (trees whose steps hold demo ids): the same, with every
+- `paper_opaque` (trees whose steps hold demo ids): the paper's rules with every
   name-bearing demo id (`m.demo_inception`) replaced in the steps by a stable opaque one
   (`m.0` + 5 hex digits of its hash), as Freebase's ids are.
 
@@ -136,7 +136,7 @@ def _configs(run: StoredRun, opaque: bool | None) -> dict[str, tuple[frozenset[C
     if opaque is None:
         opaque = any(DEMO_ID.search(n.raw_history or "") for n in run.tree.nodes)
     if opaque:
-        out |= {f"{name}_opaque": (rules, True) for name, rules in CONFIGS.items()}
+        out["paper_opaque"] = (DEFAULT_RULES, True)  # the mask would blank the names anyway
     return out
 
 
