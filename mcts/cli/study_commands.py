@@ -155,6 +155,7 @@ def _register_lens(sub: Any) -> None:
     )
     p.add_argument("--from-records", action="store_true", help="print the tables of --records only; no model")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--parts", default="abcd", help="which tables: letters of abcd (default: all)")
     p.add_argument("--scorer-model", default=None, help="IG scorer model (env SCORER_MODEL)")
     p.add_argument(
         "--every-group",
@@ -170,6 +171,8 @@ def cmd_lens(args: argparse.Namespace) -> int:
     from mcts.evaluation.studies.lens_tables import study_markdown
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not args.parts or set(args.parts) - set("abcd"):
+        return _err(f"--parts {args.parts!r}: letters of abcd")
     bad = [d for d in args.runs if not Path(d).is_dir()]
     if bad:
         return _err(f"{bad[0]}: not an eval output folder")
@@ -197,7 +200,7 @@ def cmd_lens(args: argparse.Namespace) -> int:
         )
     if not records:
         return _err("no sibling group in these trees")
-    print(study_markdown(records, seed=args.seed))
+    print(study_markdown(records, parts=args.parts, seed=args.seed))
     return 0
 
 

@@ -170,6 +170,7 @@ def test_the_cli_refuses_bad_folders_and_prints_stored_records(tmp_path: Path, c
         return args.func(args)
 
     assert run(str(tmp_path / "missing")) == 2
+    assert run(str(tmp_path), "--parts", "xz") == 2
     folder = _run_dir(tmp_path)
     assert run(str(folder), "--from-records") == 2
     runs = lens.load_with_hops([folder], ["fast"])
@@ -177,6 +178,9 @@ def test_the_cli_refuses_bad_folders_and_prints_stored_records(tmp_path: Path, c
     assert run(str(folder), "--from-records", "--records", str(tmp_path / "r.jsonl")) == 0
     out = capsys.readouterr().out
     assert f"nodes: {len(records)}" in out and "(d) The same trees with opaque ids" in out
+    assert run(str(folder), "--from-records", "--records", str(tmp_path / "r.jsonl"), "--parts", "c") == 0
+    out = capsys.readouterr().out
+    assert "(c) Sibling ranking" in out and "(a)" not in out and "(d)" not in out
     assert json.loads((tmp_path / "r.jsonl").read_text().splitlines()[0])["run"] == "demo-run/fast"
 
 

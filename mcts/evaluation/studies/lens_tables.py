@@ -264,55 +264,70 @@ def verdict(what: str, ci: tuple[float, float, float] | None) -> str:
     )
 
 
-def study_markdown(records: Sequence[NodeRecord], *, seed: int = 0) -> str:
-    """All four parts, headed, with the verdict lines."""
+def _part_a(records: Sequence[NodeRecord], seed: int) -> list[str]:
+    head = "**(a) Where the sibling spread of the paper's x comes from** (x - w̄(ā - q̄) = w̄·Δa - w̄·Δq + Δw·(a - q))"
+    return [head, "", spread_markdown(records)]
+
+
+def _part_b(records: Sequence[NodeRecord], seed: int) -> list[str]:
+    configs = [
+        "paper",
+        "mask",
+        *(["paper_opaque"] if any("paper_opaque" in x.terms for x in records) else []),
+    ]
+    head = "**(b) The paper's r against the restated words left in the cleaned history**"
+    return [head, "", restatement_markdown(records, configs, seed=seed)]
+
+
+def _part_c(records: Sequence[NodeRecord], seed: int) -> list[str]:
     r = rankers()
-    has_opaque = [x for x in records if "paper_opaque" in x.terms]
-    runs = sorted({x.run for x in records})
-    out = [
-        f"Trees: {len({(x.run, x.question_id) for x in records})} ({', '.join(runs)}); "
-        f"sibling groups: {len(groups(records))}; nodes: {len(records)}.",
-        "",
-        "**(a) Where the sibling spread of the paper's x comes from** (x - w̄(ā - q̄) = w̄·Δa - w̄·Δq + Δw·(a - q))",
-        "",
-        spread_markdown(records),
-        "",
-        "**(b) The paper's r against the restated words left in the cleaned history**",
-        "",
-        restatement_markdown(
-            records, ["paper", "mask", *(["paper_opaque"] if has_opaque else [])], seed=seed
-        ),
-        "",
+    mask = tau_difference(records, r["IG paper, 4 rules + mask"], r["IG paper, 4 rules"], seed=seed)
+    question = tau_difference(records, r["IG question, 4 rules"], r["IG paper, 4 rules"], seed=seed)
+    return [
         "**(c) Sibling ranking against true values** (groups whose true values differ)",
         "",
         ranking_markdown(records, seed=seed),
         "",
+        verdict("mask vs the paper's rules (IG paper)", mask),
+        verdict("question variant vs paper (4 rules)", question),
+    ]
+
+
+def _part_d(records: Sequence[NodeRecord], seed: int) -> list[str]:
+    has_opaque = [x for x in records if "paper_opaque" in x.terms]
+    if not has_opaque:
+        return []
+    named = [x for x in records if "paper_opaque" in x.restated]
+    counts = {c: _mean([float(x.restated[c]) for x in named]) for c in ("paper", "paper_opaque", "mask")}
+    base, opaque = rankers()["IG paper, 4 rules"], rankers("_opaque")["IG paper, 4 rules"]
+    return [
+        "**(d) The same trees with opaque ids** (`m.demo_inception` -> `m.0` + 5 hex digits)",
+        "",
+        f"Restated words per node ({len(named)} nodes): {_num(counts['paper'])} with the demo's "
+        f"name-bearing ids, {_num(counts['paper_opaque'])} with opaque ids, "
+        f"{_num(counts['mask'])} with the mask.",
+        "",
+        ranking_markdown(has_opaque, "_opaque", seed=seed),
+        "",
         verdict(
-            "mask vs the paper's rules (IG paper)",
-            tau_difference(records, r["IG paper, 4 rules + mask"], r["IG paper, 4 rules"], seed=seed),
-        ),
-        verdict(
-            "question variant vs paper (4 rules)",
-            tau_difference(records, r["IG question, 4 rules"], r["IG paper, 4 rules"], seed=seed),
+            "opaque vs name-bearing ids (IG paper, 4 rules)",
+            tau_difference(has_opaque, opaque, base, seed=seed),
         ),
     ]
-    if has_opaque:
-        o = rankers("_opaque")
-        named = [x for x in records if "paper_opaque" in x.restated]
-        counts = {c: _mean([float(x.restated[c]) for x in named]) for c in ("paper", "paper_opaque", "mask")}
-        out += [
-            "",
-            "**(d) The same trees with opaque ids** (`m.demo_inception` -> `m.0` + 5 hex digits)",
-            "",
-            f"Restated words per node ({len(named)} nodes): {_num(counts['paper'])} with the demo's "
-            f"name-bearing ids, {_num(counts['paper_opaque'])} with opaque ids, "
-            f"{_num(counts['mask'])} with the mask.",
-            "",
-            ranking_markdown(has_opaque, "_opaque", seed=seed),
-            "",
-            verdict(
-                "opaque vs name-bearing ids (IG paper, 4 rules)",
-                tau_difference(has_opaque, o["IG paper, 4 rules"], r["IG paper, 4 rules"], seed=seed),
-            ),
-        ]
+
+
+PARTS = {"a": _part_a, "b": _part_b, "c": _part_c, "d": _part_d}
+
+
+def study_markdown(records: Sequence[NodeRecord], *, parts: str = "abcd", seed: int = 0) -> str:
+    """The chosen parts (letters of `PARTS`), headed, with their verdict lines."""
+    runs = sorted({x.run for x in records})
+    out = [
+        f"Trees: {len({(x.run, x.question_id) for x in records})} ({', '.join(runs)}); "
+        f"sibling groups: {len(groups(records))}; nodes: {len(records)}."
+    ]
+    for letter in parts:
+        lines = PARTS[letter](records, seed)
+        if lines:
+            out += ["", *lines]
     return "\n".join(out)
