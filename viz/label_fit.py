@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from viz.layout import TreeLayout
 
@@ -49,6 +50,7 @@ def char_px(ch: str, font_px: float = FONT_PX) -> float:
     return em * font_px
 
 
+@lru_cache(maxsize=4096)
 def text_px(text: str, font_px: float = FONT_PX) -> float:
     """The estimated width of a label: its widest line ("<br>" breaks lines)."""
     return max((sum(char_px(c, font_px) for c in line) for line in text.split("<br>")), default=0.0)
@@ -138,22 +140,25 @@ def _need_y(
 def _thinned(
     layout: TreeLayout, ids: Sequence[int], first: Sequence[int], radius: Mapping[int, float], per_x: float
 ) -> list[int]:
-    """The ids of one level whose id labels fit side by side at `per_x`, `first` placed first."""
-    kept: list[int] = []
-    for node_id in [*[n for n in first if n in ids], *ids]:
-        if node_id in kept:
+    """The ids of one level (left to right) whose id labels fit side by side at `per_x`,
+    `first` placed first: each kept label clears every kept label and every other marker."""
+    xs = [layout.positions[n][0] for n in ids]
+    half = [text_px(str(n)) / 2 for n in ids]
+    reach = (max(half, default=0.0) + max((radius[n] for n in ids), default=0.0) + PAD_PX) / per_x
+    kept = [False] * len(ids)
+    at = {n: i for i, n in enumerate(ids)}
+    for i in [*[at[n] for n in first if n in at], *range(len(ids))]:
+        if kept[i]:
             continue
-        x, w = layout.positions[node_id][0], text_px(str(node_id)) / 2
-
-        def clear(other: int, w_other: float, x: float = x, w: float = w, me: int = node_id) -> bool:
-            return abs(x - layout.positions[other][0]) * per_x >= _room(w, w_other, radius[me], radius[other])
-
-        # Clear of every kept label, and of every other node's marker on the level.
-        if all(clear(k, text_px(str(k)) / 2) for k in kept) and all(
-            clear(n, 0.0) for n in ids if n != node_id
-        ):
-            kept.append(node_id)
-    return kept
+        clear = True
+        for step in (-1, 1):  # outwards on both sides, as far as any label or marker can reach
+            j = i + step
+            while clear and 0 <= j < len(ids) and abs(xs[j] - xs[i]) < reach:
+                room = _room(half[i], half[j] if kept[j] else 0.0, radius[ids[i]], radius[ids[j]])
+                clear = abs(xs[j] - xs[i]) * per_x >= room
+                j += step
+        kept[i] = clear
+    return [n for n, k in zip(ids, kept, strict=True) if k]
 
 
 def label_forms(
