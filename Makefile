@@ -43,8 +43,9 @@ virtuoso-deps:
 test: setup browser-deps virtuoso-deps
 	$(PY) -m ruff check .
 	# One worker per core, each test file on one of them, so its module fixtures load once
-	# (a third worker made the browser tests miss their timeouts on these two cores).
-	$(PY) -m pytest -n 2 --dist loadfile --durations=30 || [ $$? -eq 5 ]  # 5 = no tests collected
+	# (a third worker made the browser tests miss their timeouts on these two cores); the
+	# files in tests/conftest.py's order, longest first, so both workers finish together.
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=30 || [ $$? -eq 5 ]  # 5 = no tests collected
 
 lint: setup
 	$(PY) -m ruff check .

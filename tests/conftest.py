@@ -22,6 +22,29 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
+
+# `make test` hands whole files to two xdist workers in collection order
+# (`--dist loadfile --no-loadscope-reorder`). The files that take longest go first, the
+# other files with a real model, Chromium or the probe rounds next, and the many short
+# files fill the end, so both workers finish together; by default xdist orders files by
+# their number of tests, which started the long files with few tests (the Ray parity,
+# the browser pages) last, one worker running them while the other sat idle. Longest
+# first, by worker seconds measured file by file; a file missing here only runs later.
+LONGEST_FIRST = (
+    "tests/security/test_probes.py",
+    "tests/unit/test_eval_ray.py",
+    "tests/kb_servers/test_virtuoso.py",
+    "tests/unit/test_scorer.py",
+    "tests/unit/test_search_real.py",
+    "tests/kb_servers/test_remote.py",
+    "tests/app/test_browser_teacher.py",
+    "tests/app/test_app.py",
+    "tests/unit/test_policy_react.py",
+    "tests/kb_servers/test_guided_remote.py",
+    "tests/app/test_browser.py",
+    "tests/unit/test_option_ranker.py",
+)
+HEAVY_MARKERS = ("slow", "browser", "probes")
 FBQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fbqa"
 FBQA_KB = FBQA / "kb.nt.gz"
 
@@ -108,3 +131,20 @@ def browser():
     require_chromium()
     with chromium() as b:
         yield b
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files in LONGEST_FIRST order, then the other files with a heavy marker, then the
+    rest; a stable sort, so each file's tests keep their order and stay together."""
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    heavy = {
+        item.nodeid.split("::")[0]
+        for item in items
+        if any(item.get_closest_marker(name) for name in HEAVY_MARKERS)
+    }
+
+    def order(item: pytest.Item) -> int:
+        path = item.nodeid.split("::")[0]
+        return rank.get(path, len(rank) + (path not in heavy))
+
+    items.sort(key=order)
