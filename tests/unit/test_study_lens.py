@@ -147,9 +147,10 @@ def test_tables_count_only_groups_whose_true_values_differ_and_break_down_by_hop
     ]
     assert [len(g) for g in lt.judged_groups(records)] == [2]
     table = lt.ranking_markdown(records)
-    assert "| IG paper, 4 rules | all | 1 (1) | 100% | 100% | 1.000" in table
-    assert "| policy prior | all | 1 (1) | 0% | 100% | -1.000" in table
-    assert "| 2-hop |" not in table  # no judged group there
+    assert "| ranker (1 groups, 1 questions) | top-1 |" in table and "tau 1-hop (groups)" in table
+    assert "| IG paper, 4 rules | 100% | 100% | 1.000 [1.000, 1.000] | 1.00 (1) | - (0) |" in table
+    assert "| policy prior | 0% | 100% | -1.000 [-1.000, -1.000] | -1.00 (1) | - (0) |" in table
+    assert lt.ranking_markdown(records[2:4]) == "No sibling group whose true values differ."
     spread = lt.spread_markdown(records)
     assert "| paper | 2-hop | 1 | 2 |" in spread
     text = lt.study_markdown(records)

@@ -218,24 +218,29 @@ def _ci(
 
 
 def ranking_markdown(records: Sequence[NodeRecord], suffix: str = "", *, seed: int = 0) -> str:
+    """One row per ranker: top-1, best in top-3 and mean tau [95% CI] over every judged
+    group, then the mean tau of each hop slice (groups in brackets)."""
+    judged = [r for r in records if "paper" + suffix in r.terms]
+    parts = [(name, judged_groups(part)) for name, part in slices(judged)]
+    if not parts[0][1]:
+        return "No sibling group whose true values differ."
+    gs = parts[0][1]
+    n_q = len({g[0].question_id for g in gs})
+    hop_heads = "".join(f" tau {name} (groups) |" for name, _ in parts[1:])
     lines = [
-        "| ranker | slice | groups (questions) | top-1 | best in top-3 | mean Kendall tau [95% CI] |",
-        "|---|---|---:|---:|---:|---:|",
+        f"| ranker ({len(gs)} groups, {n_q} questions) | top-1 | best in top-3 | mean Kendall tau [95% CI] |{hop_heads}",
+        "|---|---:|---:|---:|" + "---:|" * (len(parts) - 1),
     ]
     named: dict[str, Score | None] = {**rankers(suffix), "random order (expected)": None}
     for label, score in named.items():
-        for name, part in slices(records):
-            gs = judged_groups([r for r in part if "paper" + suffix in r.terms])
-            if not gs:
-                continue
-            rows = [judge(g, score) for g in gs]
-            n_q = len({j.question_id for j in rows})
-            top1 = sum(j.top1 for j in rows) / len(rows)
-            top3 = sum(j.top3 for j in rows) / len(rows)
-            lines.append(
-                f"| {label} | {name} | {len(rows)} ({n_q}) | {100 * top1:.0f}% | {100 * top3:.0f}% "
-                f"| {_fmt(_ci(rows, lambda j: j.tau, seed))} |"
-            )
+        rows = [judge(g, score) for g in gs]
+        top1 = sum(j.top1 for j in rows) / len(rows)
+        top3 = sum(j.top3 for j in rows) / len(rows)
+        cells = [f"{100 * top1:.0f}%", f"{100 * top3:.0f}%", _fmt(_ci(rows, lambda j: j.tau, seed))]
+        for _, hop_groups in parts[1:]:
+            taus = [t for g in hop_groups if (t := judge(g, score).tau) is not None]
+            cells.append(f"{_num(_mean(taus))} ({len(hop_groups)})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
