@@ -175,3 +175,26 @@ def test_the_cli_and_the_lab_accept_the_rule_by_name() -> None:
         CleaningRule.MASK_RESTATEMENTS,
     }
     assert CleaningRule.MASK_RESTATEMENTS in parse_rules([r.value for r in MASKING])
+
+
+def test_a_search_with_the_mask_scores_masked_histories() -> None:
+    """The search loop passes its question: every node it stores is cleaned with the mask."""
+    from mcts.search.loop import Search
+    from mcts.search.settings import Method, SearchSettings
+    from tests.toy_world import QUESTION as TOY_QUESTION
+    from tests.toy_world import toy_world
+
+    policy, scorer, tools = toy_world()
+    search = Search(
+        TOY_QUESTION, SearchSettings(method=Method.FAST, rounds=2), policy=policy, scorer=scorer, tools=tools,
+        cleaning_rules=MASKING,
+    )  # fmt: skip
+    for _ in search.run():
+        pass
+    nodes = search.tree.nodes[1:]
+    assert nodes
+    for node in nodes:
+        expected = clean_history(search.tree.steps(node.id), MASKING, question=TOY_QUESTION).text
+        assert node.cleaned_history == expected
+    assert any("ns:m._ ns:film.film." in n.cleaned_history for n in nodes)
+    assert not any("inception" in n.cleaned_history for n in nodes)
