@@ -33,6 +33,7 @@ from ui.config import gpu_decorator
 from ui.forms import SETTINGS_FIELDS, CompareInputs, RunInputs
 from ui.layout_search import PageStart, preset_button
 from ui.render import MAIN_OUTPUTS, TWIN_OUTPUTS
+from ui.selection_view import SELECTION_OUTPUTS, selection_for_node, selection_for_round
 from ui.wiring import Page
 
 # Run: bring the status line (and the tree below it) to the top of the viewport.
@@ -165,6 +166,18 @@ def _wire_inspector(page: Page) -> None:
     )
     page["click_go"].click(
         **page.wire(inspector.inspect_node, inputs={"node": "click_node"}, outputs=INSPECT_OUTPUTS),
+        api_visibility="private",
+        **CHEAP,
+    )
+    # Why the selection entered the inspected node: its rounds and bars follow the list's value.
+    node = {"node": "node_dd"}
+    page["node_dd"].change(
+        **page.wire(selection_for_node, inputs=node, outputs=SELECTION_OUTPUTS),
+        api_visibility="private",
+        **CHEAP,
+    )
+    page["sel_round"].input(
+        **page.wire(selection_for_round, inputs={**node, "round_no": "sel_round"}, outputs=SELECTION_OUTPUTS),
         api_visibility="private",
         **CHEAP,
     )

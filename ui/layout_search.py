@@ -20,6 +20,7 @@ from ui.forms import SETTING_RANGES
 from ui.glossary import glossary_markdown
 from ui.presets import MachineDefaults
 from ui.render import EMPTY_DETAIL
+from ui.selection_view import selection_block
 from ui.wiring import Page
 from viz import NODE_TABLE_HEADERS, VOTE_TABLE_HEADERS
 from viz.answer_rule import NODE_TABLE_GLOSS
@@ -228,6 +229,7 @@ def _inspector(page: Page) -> None:
         ),
     )
     page.add("detail", gr.Markdown(EMPTY_DETAIL, elem_id="node-detail"))
+    selection_block(page)  # why the selection entered this node: a round chooser and its bars
     page.add("history", gr.HTML(elem_id="history"))
 
 

@@ -134,8 +134,8 @@ def score_line(tree: Tree, node_id: int, settings: SearchSettings) -> str:
 
 
 def round_label(step: SelectionStep) -> str:
-    how = "by the score" if step.by_rule else "greedy descent, no score compared"
-    return f"round {step.round}: entered node {step.entered} ({how})"
+    how = "by the score" if step.by_rule else "greedy descent"
+    return f"round {step.round} → node {step.entered} ({how})"
 
 
 def round_choices(steps: Sequence[SelectionStep]) -> list[tuple[str, int]]:
