@@ -15,7 +15,10 @@ Search form after a trace load switched the method), replay-1280.png (a trace re
 half-way), lab-1280.png (a re-score with a rule switched off), phone-390.png and
 phone-tree-390.png (the first screen at phone width, and the tree there after a run), and tree.png
 (the tree of the finished example run alone), truth-1280.png (the truth overlay and the
-constant-reward twin of an example question; `--only-truth` writes this one alone).
+constant-reward twin of an example question; `--only-truth` writes this one alone), and
+lens-1280.png, lens-evidence-1280.png and lens-whatif-1280.png (the IG lens of an Inception
+node: read from the trace, then its evidence and a what-if edit scored by the bundled
+scorer; `--only-lens` writes these alone, `--no-model` skips the two that score).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 QUESTION = "Where was Barack Obama born?"  # an example question with a shipped trace
 WIDE = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+LENS_NODE = 3  # Inception: a SPARQL step with two siblings and a result in its history
 
 
 def free_port() -> int:
@@ -117,11 +121,43 @@ def shoot_truth(browser, url: str, out: Path) -> None:
     page.close()
 
 
-def shoot(url: str, out: Path, with_model: bool, only_truth: bool = False) -> None:
+def shoot_lens(browser, url: str, out: Path, with_model: bool) -> None:
+    """The IG lens of one Inception node: its anatomy, lit question and restatements (from
+    the trace), then the evidence and a what-if edit (these two run the bundled scorer)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1600})
+    page.goto(url)
+    page.locator("#question textarea").wait_for()
+    run_example(page, "Who directed Inception?")
+    inspect_node(page, LENS_NODE)
+    lens = page.locator("#node-detail h4").filter(has_text="IG lens")
+    lens.scroll_into_view_if_needed()
+    time.sleep(0.5)
+    save_small(page.locator("#node-detail").screenshot(), out / "lens-1280.png")
+    if with_model:
+        page.locator("#lens-evidence").get_by_text("IG lens: the evidence").click()
+        page.locator("#evidence-btn").click()
+        page.locator("#evidence-status").filter(has_text="Evidence that moved").wait_for(timeout=600_000)
+        time.sleep(0.5)
+        save_small(page.locator("#lens-evidence").screenshot(), out / "lens-evidence-1280.png")
+        page.locator("#lens-whatif").get_by_text("IG lens: what if").click()
+        box = page.locator("#whatif-text textarea")
+        box.fill(box.input_value().replace("Inception", "the film"))  # the restated name masked by hand
+        page.locator("#whatif-btn").click()
+        page.locator("#whatif-result").filter(has_text="would rank").wait_for(timeout=600_000)
+        time.sleep(0.5)
+        save_small(page.locator("#lens-whatif").screenshot(), out / "lens-whatif-1280.png")
+    page.close()
+
+
+def shoot(url: str, out: Path, with_model: bool, only_truth: bool = False, only_lens: bool = False) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        if only_lens:
+            shoot_lens(browser, url, out, with_model)
+            browser.close()
+            return
         shoot_truth(browser, url, out)
         if only_truth:
             browser.close()
@@ -153,6 +189,7 @@ def shoot(url: str, out: Path, with_model: bool, only_truth: bool = False) -> No
         page.evaluate("() => window.scrollTo(0, 0)")
         time.sleep(0.5)
         save_small(page.screenshot(), out / "form-notice-1280.png")
+        shoot_lens(browser, url, out, with_model)
 
         if with_model:
             load_trace(page, "fast-obama.json")
@@ -182,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="folder for the PNGs")
     parser.add_argument("--no-model", action="store_true", help="skip the lab shot (it loads the IG scorer)")
     parser.add_argument("--only-truth", action="store_true", help="only the truth-overlay and twin shot")
+    parser.add_argument("--only-lens", action="store_true", help="only the IG lens shots")
     args = parser.parse_args(argv)
     if not CHROMIUM.exists():
         print("chromium not found at /usr/bin/chromium: run `make browser-deps`", file=sys.stderr)
@@ -202,7 +240,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             args.out.mkdir(parents=True, exist_ok=True)
             shoot(
-                demo.local_url, args.out.resolve(), with_model=not args.no_model, only_truth=args.only_truth
+                demo.local_url,
+                args.out.resolve(),
+                with_model=not args.no_model,
+                only_truth=args.only_truth,
+                only_lens=args.only_lens,
             )
         finally:
             demo.close()
