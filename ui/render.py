@@ -12,8 +12,9 @@ from typing import Any
 
 import gradio as gr
 
-from mcts.search.settings import Method
+from mcts.search.settings import Method, Selection
 from mcts.search.voting import SearchResult
+from ui.glossary import GLOSSARY
 from ui.gold import check, gold_markdown
 from ui.labels import method_label
 from ui.session import Session
@@ -30,7 +31,7 @@ from viz import (
     status_line,
     vote_rows,
 )
-from viz.answer_rule import inspector_glossary, weight_gloss, why_not_best
+from viz.answer_rule import weight_gloss, why_not_best
 from viz.figure import TruthMarks
 from viz.panels import node_table_headers, node_table_widths
 from viz.twin import TwinSide, diff_trees, twin_markdown
@@ -134,8 +135,21 @@ def inspector(session: Session) -> tuple[str, str]:
         truth=truth_cells(truth_of(session), node_id),
         settings=s,
     )
-    detail = f"{detail}\n\n{inspector_glossary(s.selection)}"  # what UCT, W/N and P mean, under the numbers
+    detail = f"{detail}\n\n{inspector_glossary(s.selection)}"  # what W/N and the rule's terms mean
     return detail, history_html(tree, node_id, session.rules)
+
+
+# The terms under the inspector's numbers, by the rule the run selected by (a UCT run stores
+# P but never adds it): the page glossary's own lines (`ui.glossary`), word for word.
+INSPECTOR_TERMS = {
+    Selection.UCT: ("N", "W/N", "UCT", "c", "prior P"),
+    Selection.PUCT: ("N", "W/N", "PUCT", "prior term (PUCT)", "c_puct", "prior P"),
+}
+
+
+def inspector_glossary(selection: Selection | str) -> str:
+    lines = [f"**{term}**: {GLOSSARY[term]}" for term in INSPECTOR_TERMS[Selection(selection)]]
+    return "<small>" + "<br>".join(lines) + "</small>"
 
 
 def truth_cells(truth: TruthOverlay | None, node_id: int) -> list[tuple[str, str]]:

@@ -14,10 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcts.search.rules import path_log_prior, path_mean_log_prior
-from mcts.search.settings import Selection, VoteMode
+from mcts.search.settings import VoteMode
 from mcts.search.tree import Tree
 from viz.escape import md
-from viz.selection_terms import selection_glosses
 
 # The rule that picks the final answer, in words (one per `VoteMode`).
 ANSWER_RULES: dict[VoteMode, str] = {
@@ -52,13 +51,6 @@ WEIGHT_GLOSSES: dict[VoteMode, str] = {
     VoteMode.BEST_VALUE: "W/N of the answer's best branch",
 }
 
-# The inspector's numbers in one line each (Markdown).
-INSPECTOR_GLOSSES = (
-    "**W/N**: the node's mean value, the rewards backed up through it (W, each r times its depth decay) "
-    "over its visits N.",
-)
-
-
 # Above the node table: its columns in a line.
 NODE_TABLE_GLOSS = (
     "<small>**step** the tool and what sets the node apart from its siblings (relation, entity, "
@@ -73,11 +65,6 @@ NODE_TABLE_GLOSS = (
 def rule_name(mode: VoteMode | str) -> str:
     """The rule's short name ("likeliest branch")."""
     return ANSWER_RULES[VoteMode(mode)].split(":", 1)[0]
-
-
-def inspector_glossary(selection: Selection | str = Selection.UCT) -> str:
-    """W/N, then the terms of the selection rule the run used (`viz.selection_terms`)."""
-    return "<small>" + "<br>".join((*INSPECTOR_GLOSSES, *selection_glosses(selection))) + "</small>"
 
 
 def weight_gloss(mode: VoteMode | str) -> str:

@@ -35,34 +35,6 @@ EXPLORE_COLOUR = "#f59e0b"  # the exploration / prior term
 FOLLOWED = "the highest score among the open siblings is followed next; closed branches (terminal, or fully explored) are never entered again"
 
 
-# One line per term of the selection score, in docs/method.md's words (the inspector's glossary).
-GLOSS_UCT = (
-    "**UCT** = W/N + c·√(ln N_parent / N), the paper's selection score: from the root, the selection "
-    "enters the open child with the highest score (an unvisited child first), so rarely visited steps "
-    "get their turn; c is its exploration constant."
-)
-GLOSS_PUCT = (
-    "**PUCT** = W/N + the prior term, the AlphaZero form of the selection score: from the root, the "
-    "selection enters the open child with the highest score."
-)
-GLOSS_PRIOR_TERM = (
-    "**prior term** = c_puct·P·√N_parent / (1 + N): PUCT's exploration term; it is large for a step the "
-    "policy finds likely and shrinks as the step is visited, so unvisited children are taken in order of P; "
-    "**c_puct** is its weight."
-)
-GLOSS_PRIOR = (
-    "**prior P**: the probability the policy gave this step among its siblings (the softmax of their "
-    "policy scores at the sampling temperature)."
-)
-
-
-def selection_glosses(selection: Selection | str) -> tuple[str, ...]:
-    """The glossary lines of the rule a run selected by (a UCT run stores P but never reads it)."""
-    if Selection(selection) == Selection.PUCT:
-        return (GLOSS_PUCT, GLOSS_PRIOR_TERM, GLOSS_PRIOR)
-    return (GLOSS_UCT, GLOSS_PRIOR + " A UCT run does not use it.")
-
-
 def rule_name(settings: SearchSettings) -> str:
     return "PUCT" if settings.selection == Selection.PUCT else "UCT"
 

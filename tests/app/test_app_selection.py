@@ -10,6 +10,7 @@ from mcts.search.loop import Search
 from mcts.search.settings import Method, SearchSettings
 from tests.toy_world import QUESTION, toy_world
 from ui import traces
+from ui.glossary import GLOSSARY
 from ui.inspector import inspect_node
 from ui.selection_view import SELECTION_OUTPUTS, selection_for_node, selection_for_round
 from ui.session import Session
@@ -31,7 +32,8 @@ def test_obama_node_3_shows_the_puct_score_it_was_followed_by() -> None:
     assert "1.284 + 1·0.914·√10 / (1 + 7) = 1.284 + 0.361 = **1.645**" in detail
     assert "ln N_parent" not in detail  # nothing of UCT's term in a PUCT run's inspector
     assert "highest score among the open siblings is followed next" in detail
-    assert "**prior term** = c_puct·P·√N_parent / (1 + N)" in detail
+    assert f"**prior term (PUCT)**: {GLOSSARY['prior term (PUCT)']}" in detail  # the page glossary's words
+    assert "**UCT**:" not in detail
 
     out = selection_for_node(session, "3")
     assert set(out) == set(SELECTION_OUTPUTS)
@@ -93,6 +95,7 @@ def test_a_live_uct_run_shows_uct_terms() -> None:
     detail = inspect_node(session, "1")["detail"]
     assert "UCT rank" in detail and "PUCT" not in detail and "c·√(ln N_parent / N)" in detail
     assert "prior term (c_puct" not in detail  # a UCT run stores P but never adds it
+    assert f"**UCT**: {GLOSSARY['UCT']}" in detail and "**c_puct**" not in detail
     out = selection_for_node(session, "1")
     assert "UCT, c = 1" in out["sel_note"] and r"exploration c·√(ln N\_parent/N)" in out["sel_note"]
 

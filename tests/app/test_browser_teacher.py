@@ -202,9 +202,9 @@ def test_the_inspector_and_the_node_table_gloss_uct_wn_and_the_prior(url, browse
     detail = page.locator("#node-detail")
     expect(detail).to_contain_text(re.compile(r"Node [1-9]\d* · depth"), timeout=30_000)
     # The Obama example ran PUCT (small preset): the gloss is that rule's, with its prior term.
-    expect(detail).to_contain_text("PUCT = W/N + the prior term")
+    expect(detail).to_contain_text("PUCT: W/N + c_puct·P·√N_parent / (1 + N)")
     expect(detail).to_contain_text("W/N: the node's mean value")
-    expect(detail).to_contain_text("prior term = c_puct·P·√N_parent / (1 + N)")
+    expect(detail).to_contain_text("prior term (PUCT): c_puct·P·√N_parent / (1 + N)")
     expect(detail).to_contain_text("prior P: the probability the policy gave")
     page.get_by_text("All nodes (table: select a row to inspect it)").click()
     expect(page.locator("#node-table-gloss")).to_contain_text("W/N mean value")

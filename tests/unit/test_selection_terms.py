@@ -147,3 +147,82 @@ def test_why_unavailable_says_so_in_one_line() -> None:
     no_backups = [e for e in events if e.kind != "values_backed_up"]
     assert "no backups" in why_unavailable(tree, no_backups, s, leaf)
     assert steps_through(tree, events, s, tree[leaf].parent)
+
+
+# ---------------------------------------------------------------- the shipped traces
+
+
+@pytest.mark.parametrize("name", ["fast-obama.json", "fast-inception.json", "constant-inception.json"])
+def test_shipped_traces_rebuild_to_their_stored_tree_and_follow_their_rule(name: str) -> None:
+    from mcts.search.trace import load_trace
+    from ui.config import TRACES_DIR
+
+    trace = load_trace(TRACES_DIR / name)
+    tree, events, s = trace.to_tree(), trace.events, trace.settings
+    rounds = max(e.round for e in events if isinstance(e, NodeSelected))
+    assert _stats(tree_before_round(tree, events, rounds + 1)) == _stats(tree)
+    steps = selection_steps(tree, events, s)
+    assert any(not st.by_rule for st in steps) and any(
+        st.by_rule for st in steps
+    )  # small: descent, then PUCT
+    for step in steps:
+        if step.by_rule:
+            assert selection_at(tree, events, s, step).best == step.entered
+
+
+# ---------------------------------------------------------------- what the inspector shows
+
+
+def _obama() -> tuple[Tree, list, SearchSettings]:
+    from mcts.search.trace import load_trace
+    from ui.config import TRACES_DIR
+
+    trace = load_trace(TRACES_DIR / "fast-obama.json")
+    return trace.to_tree(), list(trace.events), trace.settings
+
+
+def test_score_cells_and_line_name_the_runs_rule_and_its_terms() -> None:
+    from viz.selection_terms import score_cells, score_line
+
+    tree, _, s = _obama()  # PUCT; node 3: N = 7, the most visited and followed
+    assert score_cells(tree, 3, s) == [("PUCT", "1.645"), ("PUCT rank", "1 of 3 open")]
+    line = score_line(tree, 3, s)
+    assert "1.284 + 1·0.914·√10 / (1 + 7) = 1.284 + 0.361 = **1.645**" in line
+    assert "rank 1 of 3 open siblings" in line and "closed branches" in line
+    uct = s.with_(selection=Selection.UCT)
+    assert score_cells(tree, 3, uct)[0][0] == "UCT" and "ln 10 / 7" in score_line(tree, 3, uct)
+    assert score_cells(tree, 0, s) == [] and score_line(tree, 0, s) == ""
+    closed = next(n.id for n in tree.nodes if n.terminal)
+    assert score_cells(tree, closed, s)[1][1].startswith("closed")
+
+
+def test_the_figure_stacks_the_two_terms_and_marks_the_child_entered() -> None:
+    from viz.selection_terms import round_choices, selection_caption, selection_figure
+
+    tree, events, s = _obama()
+    steps = steps_through(tree, events, s, 2)
+    assert [r for _, r in round_choices(steps)] == [5, 4]
+    at = selection_at(tree, events, s, steps[-1])
+    fig = selection_figure(at, 4, {3: "SPARQL"})
+    wn, explore = fig.data
+    assert fig.layout.barmode == "stack" and wn.orientation == "h"
+    assert [a + b for a, b in zip(wn.x, explore.x, strict=True)] == pytest.approx(
+        [r.score for r in at.siblings]
+    )
+    assert wn.y[0] == "▶ 3 · SPARQL" and wn.y[1] == "<b>4</b>"  # entered ▶, inspected bold
+    caption = selection_caption(at, 4)
+    assert "Round 5" in caption and "Node 4: rank 3 of 3 open" in caption
+
+
+def test_unvisited_uct_children_and_markup_are_drawn_safely() -> None:
+    from mcts.search.selection_replay import SelectionAt, SelectionStep, SiblingScore
+    from viz.selection_terms import selection_figure
+
+    rows = (
+        SiblingScore(1, 2, 0.9, 0.8, 1.7, closed=False),
+        SiblingScore(2, 0, 0.0, math.inf, math.inf, closed=False),
+    )
+    at = SelectionAt(SelectionStep(3, 0, 2, True), Selection.UCT, 1.0, 2, rows)
+    fig = selection_figure(at, 1, {1: "<script>x</script>", 2: "SPARQL"})
+    assert list(fig.data[1].x) == [0.8, 0.0] and "∞" in fig.data[1].text[1]
+    assert "<script>" not in "".join(fig.data[0].y)
