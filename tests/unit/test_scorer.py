@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -15,6 +15,7 @@ from mcts.agents.scorer import (
     IGScorer,
     NaiveIGScorer,
     NodeNLL,
+    TokenizedNode,
     ig_input,
     ig_reward,
     plan_batches,
@@ -107,11 +108,51 @@ def model() -> Iterator[LoadedModel]:
     torch.set_num_threads(threads)
 
 
+class RememberedNaive(NaiveIGScorer):
+    """The naive reference, writing its NLLs per node (token ids) into `memo`; with `reuse`
+    it takes the nodes already there from it instead of running them again, so the tests
+    that compare against nodes scored naively before share that pass (the naive arithmetic
+    is deterministic). Without `reuse` every pass runs and is counted as usual."""
+
+    def __init__(
+        self, model: LoadedModel, memo: dict[TokenizedNode, NodeNLL], *, reuse: bool = True, **options
+    ) -> None:
+        super().__init__(model, **options)
+        self.memo, self.reuse = memo, reuse
+
+    def _nlls(self, nodes: Sequence[TokenizedNode]) -> tuple[list[NodeNLL], int, int]:
+        todo = [n for n in nodes if not (self.reuse and n in self.memo)]
+        got, invocations, tokens = super()._nlls(todo)
+        self.memo.update(zip(todo, got, strict=True))
+        return [self.memo[n] for n in nodes], invocations, tokens
+
+
+@pytest.fixture(scope="module")
+def naive_memo() -> dict[TokenizedNode, NodeNLL]:
+    return {}
+
+
+@pytest.fixture(scope="module")
+def naive_reference(
+    model: LoadedModel, naive_memo: dict[TokenizedNode, NodeNLL]
+) -> tuple[NaiveIGScorer, list[IGScore]]:
+    """The naive scorer after scoring every history (alpha 2, beta 10), and its scores:
+    every pass runs and is counted; the module's memo keeps their NLLs."""
+    naive = RememberedNaive(model, naive_memo, reuse=False)
+    return naive, naive.score(QUESTION, HISTORIES, alpha=2, beta=10)
+
+
+@pytest.fixture(scope="module")
+def default_fast(model: LoadedModel) -> tuple[IGScorer, list[IGScore]]:
+    """The scorer as shipped (CPU defaults) after scoring every history (alpha 2, beta 10)."""
+    fast = IGScorer(model)
+    return fast, fast.score(QUESTION, HISTORIES, alpha=2, beta=10)
+
+
 @pytest.mark.slow
-def test_one_pass_batched_agrees_with_naive_two_pass(model: LoadedModel) -> None:
-    fast, naive = IGScorer(model, max_padding=math.inf), NaiveIGScorer(model)
+def test_one_pass_batched_agrees_with_naive_two_pass(model: LoadedModel, naive_reference) -> None:
+    fast, (naive, ref) = IGScorer(model, max_padding=math.inf), naive_reference
     got = fast.score(QUESTION, HISTORIES, alpha=2, beta=10)
-    ref = naive.score(QUESTION, HISTORIES, alpha=2, beta=10)
     _assert_agree(got, ref)
     assert len({s.tokens for s in got}) == len(HISTORIES)  # mixed lengths in one batch
     assert not any(s.truncated for s in got)
@@ -125,11 +166,13 @@ def test_one_pass_batched_agrees_with_naive_two_pass(model: LoadedModel) -> None
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", [v for v in IGVariant if v != IGVariant.PAPER])
-def test_every_ig_variant_one_pass_agrees_with_naive(model: LoadedModel, variant: IGVariant) -> None:
+def test_every_ig_variant_one_pass_agrees_with_naive(
+    model: LoadedModel, naive_reference, naive_memo, variant: IGVariant
+) -> None:
     histories = HISTORIES[:3]
     fast = IGScorer(model)
     got = fast.score(QUESTION, histories, alpha=2, beta=1, variant=variant)
-    ref = NaiveIGScorer(model).score(QUESTION, histories, alpha=2, beta=1, variant=variant)
+    ref = RememberedNaive(model, naive_memo).score(QUESTION, histories, alpha=2, beta=1, variant=variant)
     _assert_agree(got, ref)
     invocations = fast.model_invocations
     fast.score(QUESTION, histories[:1], alpha=2, beta=1, variant=variant)
@@ -140,10 +183,10 @@ def test_every_ig_variant_one_pass_agrees_with_naive(model: LoadedModel, variant
 
 
 @pytest.mark.slow
-def test_detail_gives_the_reward_by_the_exact_algebra(model: LoadedModel) -> None:
+def test_detail_gives_the_reward_by_the_exact_algebra(default_fast) -> None:
     """x = log PPL(H') - log PPL(H', Q) = m / (n + m) * (a - q), a = log PPL(H'),
     q = the question tokens' mean NLL; the pieces spell the question."""
-    got = IGScorer(model).score(QUESTION, HISTORIES[:3], alpha=2, beta=10)
+    got = default_fast[1]
     for s in got:
         d = s.detail
         assert d is not None and d.history_tokens + d.question_tokens == s.tokens - 1
@@ -156,12 +199,11 @@ def test_detail_gives_the_reward_by_the_exact_algebra(model: LoadedModel) -> Non
 
 
 @pytest.mark.slow
-def test_cpu_default_runs_rows_unpadded_and_agrees_with_naive(model: LoadedModel) -> None:
+def test_cpu_default_runs_rows_unpadded_and_agrees_with_naive(default_fast, naive_reference) -> None:
     # On CPU a padded token costs as much as a real one, so the default pads nothing.
-    fast = IGScorer(model)
+    fast, got = default_fast
     assert fast.max_padding == 0.0
-    got = fast.score(QUESTION, HISTORIES, alpha=2, beta=10)
-    _assert_agree(got, NaiveIGScorer(model).score(QUESTION, HISTORIES, alpha=2, beta=10))
+    _assert_agree(got, naive_reference[1])
     assert fast.usage.tokens < sum(s.tokens for s in got)  # the shared prefix still runs once
 
 
@@ -177,8 +219,11 @@ def test_small_batches_and_plain_text_layout_agree_with_naive(model: LoadedModel
 
 
 @pytest.mark.slow
-def test_long_history_is_cut_from_the_left_keeping_prompt_and_question(model: LoadedModel) -> None:
-    fast, naive = IGScorer(model, max_tokens=160), NaiveIGScorer(model, max_tokens=160)
+def test_long_history_is_cut_from_the_left_keeping_prompt_and_question(
+    model: LoadedModel, naive_reference, naive_memo
+) -> None:
+    # The memo is keyed by token ids: the cut history is a new node, the others are not.
+    fast, naive = IGScorer(model, max_tokens=160), RememberedNaive(model, naive_memo, max_tokens=160)
     histories = HISTORIES[:3]
     got = fast.score(QUESTION, histories, alpha=2, beta=10)
     _assert_agree(got, naive.score(QUESTION, histories, alpha=2, beta=10))
@@ -225,7 +270,7 @@ def test_core_on_token_ids_handles_identical_and_one_token_apart_sequences() -> 
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from mcts.agents.scorer import TokenizedNode, naive_nlls, one_pass_nlls
+    from mcts.agents.scorer import naive_nlls, one_pass_nlls
 
     torch.manual_seed(0)
     config = LlamaConfig(
