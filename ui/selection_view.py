@@ -80,7 +80,10 @@ def _cleared(note: str) -> dict[str, Any]:
 
 
 def _draw(session: Session, tree: Tree, node_id: int, step: SelectionStep) -> dict[str, Any]:
-    at = selection_at(tree, session.events, session.settings, step)
+    try:
+        at = selection_at(tree, session.events, session.settings, step)
+    except ValueError as exc:  # a tree whose ids are not in creation order (a hand-made trace)
+        return {"sel_plot": gr.update(value=None, visible=False), "sel_note": f"*{exc}*"}
     labels = {r.node_id: tool_label(tree[r.node_id]) for r in at.siblings}
     return {
         "sel_plot": gr.update(value=selection_figure(at, node_id, labels), visible=True),
@@ -103,7 +106,7 @@ def selection_for_node(session: Session, node: Any) -> dict[str, Any]:
         return _cleared(HINT)
     steps, problem = _steps(session, tree, node_id)
     if problem is not None:
-        return _cleared(f"*{md(problem)}*")
+        return _cleared(f"*{problem}*")
     latest = max(steps, key=lambda s: s.round)
     return {
         "sel_round": gr.update(choices=round_choices(steps), value=latest.round),
@@ -119,7 +122,7 @@ def selection_for_round(session: Session, node: Any, round_no: Any) -> dict[str,
         return {"sel_note": HINT}
     steps, problem = _steps(session, tree, node_id)
     if problem is not None:
-        return {"sel_note": f"*{md(problem)}*"}
+        return {"sel_note": f"*{problem}*"}
     rounds = sorted(s.round for s in steps)
     chosen = _round(round_no)
     step = next((s for s in steps if s.round == chosen), None)

@@ -195,7 +195,8 @@ def selection_at(
 def why_unavailable(
     tree: Tree, events: Sequence[Event], settings: SearchSettings, node_id: int
 ) -> str | None:
-    """One line saying why no selection step can be shown for this node, or None if one can."""
+    """One line saying why no selection step can be shown for this node, or None if one can
+    (built from ids and the method's name only: safe as Markdown)."""
     if not 0 <= node_id < len(tree):
         return f"No node {node_id} in this tree."
     node = tree[node_id]

@@ -75,6 +75,10 @@ def test_runs_without_a_selection_to_show_say_so_in_one_line() -> None:
     session = _loaded("fast-obama.json")
     assert "root" in selection_for_node(session, "0")["sel_note"]
     assert selection_for_node(session, "nope")["sel_plot"]["visible"] is False
+    leaf = selection_for_node(session, "9")  # node 8 was expanded in the last round: never passed
+    assert (
+        "No round's selection went through node 8" in leaf["sel_note"] and leaf["sel_round"]["choices"] == []
+    )
     session.events = []  # an older trace's missing events
     out = selection_for_node(session, "3")
     assert "no selection path" in out["sel_note"] and out["sel_plot"]["visible"] is False
