@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -85,8 +86,7 @@ def inspect_node(page, node_id: int) -> None:
     dd.focus()
     page.keyboard.press("Control+A")
     page.keyboard.type(f"{node_id} · d")
-    page.keyboard.press("ArrowDown")
-    page.keyboard.press("Enter")
+    page.get_by_role("option", name=re.compile(rf"^{node_id} · ")).click()  # "3 · d3 · …", not "4 · d3 · …"
     page.locator("#node-detail").filter(has_text=f"Node {node_id} ·").wait_for(timeout=30_000)
 
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 
 from mcts.search.settings import IGVariant
-from viz.escape import md, num
+from viz.escape import num
 from viz.ig_lens import Anatomy
 
 
@@ -48,7 +48,7 @@ def whatif_markdown(
         "",
         "| term | as the run scored it | edited |",
         "|---|---|---|",
-        *(f"| {md(name)} | {_f(old)} | {_f(new)} |" for name, old, new in rows),
+        *(f"| {name} | {_f(old)} | {_f(new)} |" for name, old, new in rows),  # our own labels
         f"| tokens n / m | {'–' if before is None else f'{before.n} / {before.m}'} | {after.n} / {after.m} |",
         f"| **r** | {_f(run_r, 4)} | **{_f(new_r, 4)}** |",
     ]
