@@ -29,11 +29,13 @@ REPO = Path(__file__).resolve().parents[1]
 # files fill the end, so both workers finish together; by default xdist orders files by
 # their number of tests, which started the long files with few tests (the Ray parity,
 # the browser pages) last, one worker running them while the other sat idle. Longest
-# first, by worker seconds measured file by file; a file missing here only runs later.
+# first, by worker seconds measured file by file (the probe rounds third: their timed
+# probes then start after most of the Ray test's three busy processes are done); a file
+# missing here only runs later.
 LONGEST_FIRST = (
-    "tests/security/test_probes.py",
     "tests/unit/test_eval_ray.py",
     "tests/kb_servers/test_virtuoso.py",
+    "tests/security/test_probes.py",
     "tests/unit/test_scorer.py",
     "tests/unit/test_search_real.py",
     "tests/kb_servers/test_remote.py",
@@ -45,6 +47,7 @@ LONGEST_FIRST = (
     "tests/unit/test_option_ranker.py",
 )
 HEAVY_MARKERS = ("slow", "browser", "probes")
+
 FBQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "fbqa"
 FBQA_KB = FBQA / "kb.nt.gz"
 
