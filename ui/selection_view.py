@@ -22,10 +22,11 @@ from ui.inspector import parse_node_id
 from ui.session import Session
 from ui.wiring import Page
 from viz.escape import md
-from viz.figure import tool_label
+from viz.labels import step_labels
 from viz.selection_terms import round_choices, selection_caption, selection_figure
 
 SELECTION_OUTPUTS = ("sel_round", "sel_plot", "sel_note")
+BAR_LABEL_CHARS = 24  # a bar's name; at 390 px a longer one squeezes the bars
 HINT = "*Pick a node below the root to see why the selection entered it, round by round.*"
 
 
@@ -84,11 +85,16 @@ def _draw(session: Session, tree: Tree, node_id: int, step: SelectionStep) -> di
         at = selection_at(tree, session.events, session.settings, step)
     except ValueError as exc:  # a tree whose ids are not in creation order (a hand-made trace)
         return {"sel_plot": gr.update(value=None, visible=False), "sel_note": f"*{exc}*"}
-    labels = {r.node_id: tool_label(tree[r.node_id]) for r in at.siblings}
+    names = step_labels(tree)  # the tool and what tells the siblings apart (as the tree names them)
+    labels = {r.node_id: _short(names[r.node_id].text) for r in at.siblings}
     return {
         "sel_plot": gr.update(value=selection_figure(at, node_id, labels), visible=True),
         "sel_note": selection_caption(at, node_id),
     }
+
+
+def _short(text: str, limit: int = BAR_LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _steps(session: Session, tree: Tree, node_id: int) -> tuple[list[SelectionStep], str | None]:

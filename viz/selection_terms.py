@@ -136,13 +136,13 @@ def selection_caption(at: SelectionAt, inspected: int) -> str:
     return f"{head}{body}. Node {num(inspected)}: {md(own)}. Bars: W/N (blue) + {md(explore_name(at.rule))} (amber)."
 
 
-def _bar_names(at: SelectionAt, inspected: int, labels: dict[int, str]) -> list[str]:
-    """The y labels: ▶ marks the child entered, bold the inspected node, (closed) the closed."""
+def _bar_names(at: SelectionAt, inspected: int) -> list[str]:
+    """The y labels, node ids (the steps' names ride inside the bars, so a phone keeps room for
+    the bars): ▶ marks the child entered, bold the inspected node, (closed) the closed."""
     names = []
     for r in at.siblings:
         mark = "▶ " if r.node_id == at.step.entered else ""
-        label = f" · {labels[r.node_id]}" if r.node_id in labels else ""
-        text = plotly(f"{mark}{r.node_id}{label}{' (closed)' if r.closed else ''}")
+        text = plotly(f"{mark}{r.node_id}{' (closed)' if r.closed else ''}")
         names.append(f"<b>{text}</b>" if r.node_id == inspected else text)
     return names
 
@@ -152,7 +152,7 @@ def selection_figure(at: SelectionAt, inspected: int, labels: dict[int, str] | N
     import plotly.graph_objects as go
 
     rows = list(at.siblings)
-    names = _bar_names(at, inspected, labels or {})
+    names = _bar_names(at, inspected)
     finite = [r.explore if math.isfinite(r.explore) else 0.0 for r in rows]
     hover = [
         plotly(
@@ -171,6 +171,10 @@ def selection_figure(at: SelectionAt, inspected: int, labels: dict[int, str] | N
             orientation="h",
             name="W/N (exploitation)",
             marker={"color": EXPLOIT_COLOUR, "opacity": faded},
+            text=[plotly((labels or {}).get(r.node_id, "")) for r in rows],
+            textposition="inside",
+            insidetextanchor="start",
+            textfont={"color": "white"},
             hovertext=hover,
             hoverinfo="text",
         )
@@ -194,7 +198,7 @@ def selection_figure(at: SelectionAt, inspected: int, labels: dict[int, str] | N
         barmode="stack",
         height=120 + 34 * len(rows),
         margin={"l": 10, "r": 16, "t": 36, "b": 10},
-        xaxis={"title": {"text": "score = W/N + exploration term"}, "range": [0, top * 1.25]},
+        xaxis={"title": {"text": "score = W/N + exploration"}, "range": [0, top * 1.25]},
         yaxis={"autorange": "reversed", "automargin": True},
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "traceorder": "normal"},
         font={"size": 12},

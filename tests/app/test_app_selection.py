@@ -47,7 +47,8 @@ def test_obama_node_3_shows_the_puct_score_it_was_followed_by() -> None:
     wn, explore = fig.data
     assert list(wn.x) == pytest.approx([1.3994, 1.54, 1.54], abs=1e-3)  # W/N when round 5 selected
     assert [round(a + b, 3) for a, b in zip(wn.x, explore.x, strict=True)] == [1.883, 1.585, 1.609]
-    assert fig.data[0].y[0].startswith("<b>▶ 3")  # entered (▶), inspected (bold)
+    assert fig.data[0].y[0] == "<b>▶ 3</b>"  # entered (▶), inspected (bold)
+    assert list(fig.data[0].text) == ["SPARQL place_of_birth", "SPARQL children", "SPARQL nationality"]
 
 
 def test_inception_node_3_ranks_last_now_but_first_when_it_was_entered() -> None:

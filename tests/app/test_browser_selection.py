@@ -66,6 +66,7 @@ def test_the_selection_score_and_the_round_bars_of_a_replayed_node(url, browser,
     expect(note).to_contain_text("the selection entered node 3")
     expect(plot.locator(".js-plotly-plot")).to_be_visible()
     expect(plot).to_contain_text("▶ 3")
+    expect(plot).to_contain_text("place_of_birth")  # the step's name, inside its bar
     expect(plot).to_contain_text("prior term")
     bars = plot.locator("g.barlayer path")
     assert bars.count() == 6, "two stacked bars (W/N, prior term) for each of the three siblings"

@@ -209,7 +209,8 @@ def test_the_figure_stacks_the_two_terms_and_marks_the_child_entered() -> None:
     assert [a + b for a, b in zip(wn.x, explore.x, strict=True)] == pytest.approx(
         [r.score for r in at.siblings]
     )
-    assert wn.y[0] == "▶ 3 · SPARQL" and wn.y[1] == "<b>4</b>"  # entered ▶, inspected bold
+    assert wn.y[0] == "▶ 3" and wn.y[1] == "<b>4</b>"  # entered ▶, inspected bold
+    assert wn.text[0] == "SPARQL" and wn.text[1] == ""  # the step's name inside its bar
     caption = selection_caption(at, 4)
     assert "Round 5" in caption and "Node 4: rank 3 of 3 open" in caption
 
@@ -225,4 +226,4 @@ def test_unvisited_uct_children_and_markup_are_drawn_safely() -> None:
     at = SelectionAt(SelectionStep(3, 0, 2, True), Selection.UCT, 1.0, 2, rows)
     fig = selection_figure(at, 1, {1: "<script>x</script>", 2: "SPARQL"})
     assert list(fig.data[1].x) == [0.8, 0.0] and "∞" in fig.data[1].text[1]
-    assert "<script>" not in "".join(fig.data[0].y)
+    assert "<script>" not in "".join(fig.data[0].text)
