@@ -41,7 +41,9 @@ def md(value: Any) -> str:
     text = html.escape(" ".join(_str(value).split()), quote=True)
     for ch in _MD_MARKS:
         text = text.replace(ch, "\\" + ch)
-    return text
+    # html.escape writes ' as &#x27;: its "#" must stay bare or the page shows "&#x27;" as text.
+    # No other "&\#" can occur: every "&" of the input became "&amp;".
+    return text.replace("&\\#", "&#")
 
 
 def _backtick_runs(line: str) -> list[str]:
