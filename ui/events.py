@@ -20,6 +20,7 @@ from ui import (
     form_notice,
     handlers,
     inspector,
+    lens_probe,
     overlay,
     presets,
     public,
@@ -88,8 +89,42 @@ def wire_events(demo: gr.Blocks, page: Page, start: PageStart) -> None:
         api_name="rescore",
         **runs.queue,
     )
+    _wire_lens(page, runs)
     _wire_traces(page, note)
     _wire_compare(demo, page, runs)
+
+
+def _wire_lens(page: Page, runs: ModelRuns) -> None:
+    """The IG lens's scorer tools (model jobs under the run gate), and their refresh when
+    the inspected node changes (by the list, a table row or a click: all set the list)."""
+    scorer = {"node": "node_dd", "scorer_model": "scorer_model"}
+    page["evidence_btn"].click(
+        **page.wire(
+            lens_probe.find_evidence, inputs=scorer, outputs=lens_probe.EVIDENCE_OUTPUTS, decorate=runs.gpu
+        ),
+        api_name="find_evidence",
+        **runs.queue,
+    )
+    page["evidence_stop"].click(
+        **page.wire(lens_probe.stop_evidence, outputs=[]), api_name="stop_evidence", **CHEAP
+    )
+    page["whatif_btn"].click(
+        **page.wire(
+            lens_probe.what_if,
+            inputs={**scorer, "edited": "whatif_text"},
+            outputs=lens_probe.WHATIF_OUTPUTS,
+            decorate=runs.gpu,
+        ),
+        api_name="what_if",
+        **runs.queue,
+    )
+    page["node_dd"].change(
+        **page.wire(
+            lens_probe.lens_for_node, inputs={"node": "node_dd"}, outputs=lens_probe.LENS_NODE_OUTPUTS
+        ),
+        api_visibility="private",
+        **CHEAP,
+    )
 
 
 def _admit(page: Page, status: str) -> dict[str, Any]:

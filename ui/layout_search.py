@@ -18,6 +18,8 @@ from ui.example_groups import example_groups
 from ui.fields import SettingNumber, SettingSlider
 from ui.forms import SETTING_RANGES
 from ui.glossary import glossary_markdown
+from ui.layout_lens import lens_tools
+from ui.parting_example import parting_markdown
 from ui.presets import MachineDefaults
 from ui.render import EMPTY_DETAIL
 from ui.selection_view import selection_block
@@ -231,6 +233,7 @@ def _inspector(page: Page) -> None:
     page.add("detail", gr.Markdown(EMPTY_DETAIL, elem_id="node-detail"))
     selection_block(page)  # why the selection entered this node: a round chooser and its bars
     page.add("history", gr.HTML(elem_id="history"))
+    lens_tools(page)
 
 
 def _answer_panel(page: Page) -> None:
@@ -276,4 +279,5 @@ def _truth_box(page: Page) -> None:
             )
         page.add("twin_diff", gr.Markdown(elem_id="twin-diff"))
         # One run's groups are few: what IG did over many questions, as measured.
+        gr.Markdown(parting_markdown(), elem_id="parting-example")
         gr.Markdown(ig_evidence.evidence_markdown(), elem_id="ig-evidence")
