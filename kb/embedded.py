@@ -23,7 +23,15 @@ from kb.base import QueryResult
 from kb.flavour import FREEBASE, Flavour
 from kb.name_index import NameIndex
 from kb.observation import EntityHit
-from kb.query_worker import DEFAULT_MEMORY_MB, DEFAULT_SPARE, FORMATS, LOAD_TIMEOUT_S, WorkerPool, format_name
+from kb.query_worker import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_SPARE,
+    FORMATS,
+    LOAD_TIMEOUT_S,
+    WorkerPool,
+    format_name,
+    parser_pool,
+)
 from kb.store_names import name_index_from
 
 # Query workers per store (env KB_QUERY_WORKERS): each holds a copy of the store; two
@@ -66,6 +74,7 @@ class EmbeddedKB:
         self.flavour = flavour
         self.files = tuple(files)
         started = time.perf_counter()
+        parser_pool()  # the parse check's child loads while the store does (no wait here)
         self._pool = WorkerPool(self.files, size=workers, memory_mb=memory_mb, spare=spare)
         self.load_s = time.perf_counter() - started
         self.names = self._build_name_index()

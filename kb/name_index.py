@@ -191,6 +191,12 @@ class NameIndex:
 
     @staticmethod
     def _build(labels: list[tuple[int, str, int]]) -> sqlite3.Connection:
+        # rapidfuzz is imported with the index (a tenth of a second) rather than by the
+        # first SearchNodes call, whose time the agent's tool budget counts.
+        import rapidfuzz.distance  # noqa: F401
+        import rapidfuzz.fuzz  # noqa: F401
+        import rapidfuzz.process  # noqa: F401
+
         db = sqlite3.connect(":memory:", check_same_thread=False)
         db.execute("CREATE TABLE lab(rowid INTEGER PRIMARY KEY, ent INTEGER, norm TEXT, alias INTEGER)")
         db.executemany(

