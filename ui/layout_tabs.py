@@ -67,6 +67,7 @@ def lab_tab(page: Page) -> None:
                 headers=rescoring.REWARD_TABLE_HEADERS,
                 label="Rewards in the run → re-scored (largest change first)",
                 interactive=False,
+                elem_id="reward-table",
                 max_height=360,
                 column_widths=["7%", "57%", "12%", "12%", "12%"],
             ),
