@@ -174,6 +174,7 @@ class _Parser:
         self.actions = 0
         self.observation: int | None = None  # container of the observation being read
         self.observation_run = 0  # the run its lines share
+        self.observation_lines = 0  # its non-blank lines read so far
 
     def new_run(self) -> int:
         self.runs += 1
@@ -211,6 +212,7 @@ class _Parser:
         elif line.startswith("Observation: "):
             self.observation = self.container("observation", max(self.actions, 1))
             self.observation_run = self.new_run()
+            self.observation_lines = 0
             self.body(line, pos, len("Observation: "))
         elif line.startswith("Thought: "):
             self.observation = None
@@ -261,9 +263,8 @@ class _Parser:
         start, end = _strip_span(line, at, len(line))
         if start == end:
             return
-        lines = 1 + sum(
-            1 for a in self.atoms if a.container == self.observation and a.role in ("line", "note")
-        )
+        self.observation_lines += 1
+        lines = self.observation_lines
         parsed = _list_items(line, start) if line[start] == "[" else None
         if parsed is None or not parsed[0]:
             self.add((pos + start, pos + end), "observation", "", "line", self.observation_run, lines)
