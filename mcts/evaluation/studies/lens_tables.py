@@ -6,7 +6,8 @@
     each term's share of the summed absolute terms, and the mean Kendall tau between the
     order by x and the order by a, by -q and by w within sibling groups.
 (b) `restatement_markdown`: r against the number of restated words per node: Spearman over
-    all nodes, and the mean within-group Kendall tau (groups whose counts differ).
+    all nodes, and the mean within-group Kendall tau (groups whose counts differ); and the
+    count against each term within groups (which term restated words move).
 (c) `ranking_markdown`: sibling ranking against true values on groups whose true values
     differ: top-1, best-in-top-3 and mean Kendall tau with a 95% bootstrap interval over
     questions, per ranker; `difference_lines`: paired differences with their intervals.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mcts.evaluation.ranking import compare_parent, kendall_tau_b
 from mcts.evaluation.studies.lens import NodeRecord
@@ -134,11 +136,22 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return cov / var if var else None
 
 
+def _within(gs: Sequence[Group], config: str, term: Callable[[Any], float]) -> list[float]:
+    """Kendall tau of restated words against `term` of the terms, per group where defined."""
+    out = []
+    for g in gs:
+        tau = kendall_tau_b([float(r.restated[config]) for r in g], [term(r.terms[config]) for r in g])
+        if tau is not None:
+            out.append(tau)
+    return out
+
+
 def restatement_markdown(records: Sequence[NodeRecord], configs: Sequence[str], *, seed: int = 0) -> str:
+    """r against restated words, and which term the words move (a, q or the weight)."""
     lines = [
         "| cleaning | slice | nodes | mean restated words | Spearman(r, count) "
-        "| within-group tau(r, count) [95% CI] (groups) |",
-        "|---|---|---:|---:|---:|---:|",
+        "| within-group tau(r, count) [95% CI] (groups) | tau(count, a) | tau(count, -q) | tau(count, m/(n+m)) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for config in configs:
         for name, part in slices([r for r in records if config in r.terms]):
@@ -153,9 +166,12 @@ def restatement_markdown(records: Sequence[NodeRecord], configs: Sequence[str], 
                     by_q.setdefault(g[0].question_id, []).append(tau)
             ci = bootstrap_ci(by_q, seed=seed)
             n_groups = sum(map(len, by_q.values()))
+            terms = [
+                _within(groups(part), config, f) for f in (lambda t: t.a, lambda t: -t.q, lambda t: t.weight)
+            ]
             lines.append(
                 f"| {config} | {name} | {len(part)} | {_num(_mean(counts))} | {_num(rho, 3)} "
-                f"| {_fmt(ci)} ({n_groups}) |"
+                f"| {_fmt(ci)} ({n_groups}) | " + " | ".join(_num(_mean(t)) for t in terms) + " |"
             )
     return "\n".join(lines)
 
