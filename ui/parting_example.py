@@ -26,20 +26,21 @@ from viz.escape import md
 class Parting:
     question: str
     step: str  # the action whose visits differ most, as rendered
+    node: int  # its id in the tree that has it (the IG run's when both do)
     ig_visits: int
     constant_visits: int
     ig_answer: str
     constant_answer: str
 
 
-def _visits_by_path(tree: Tree) -> dict[tuple[str, ...], tuple[int, str]]:
-    """Per action path from the root: (visits, the last action's text)."""
+def _visits_by_path(tree: Tree) -> dict[tuple[str, ...], tuple[int, str, int]]:
+    """Per action path from the root: (visits, the last action's text, the node's id)."""
     out = {}
     for node in tree.nodes[1:]:
         actions = tuple(
             (s.action.render() if s.action is not None else s.raw_text.strip()) for s in tree.steps(node.id)
         )
-        out[actions] = (node.visits, actions[-1])
+        out[actions] = (node.visits, actions[-1], node.id)
     return out
 
 
@@ -81,19 +82,22 @@ def partings(traces_dir: Path = TRACES_DIR) -> list[Parting]:
         except TraceError:
             continue
         a, b = _visits_by_path(ig.to_tree()), _visits_by_path(twin.to_tree())
-        gaps = [(abs(a.get(p, (0, ""))[0] - b.get(p, (0, ""))[0]), p) for p in a.keys() | b.keys()]
-        gap, path = max(gaps, default=(0, ()))
-        if gap == 0:
+        gaps = {p: a.get(p, (0, "", 0))[0] - b.get(p, (0, "", 0))[0] for p in a.keys() | b.keys()}
+        # The biggest difference in visits; on a tie the step the IG run entered more (its
+        # reward drew the search there), then the path itself so the choice is stable.
+        path = max(gaps, key=lambda p: (abs(gaps[p]), gaps[p] > 0, p), default=())
+        if not path or gaps[path] == 0:
             continue
-        step = (a.get(path) or b[path])[1]
+        step, node = (a.get(path) or b[path])[1:]
         found.append(
             (
-                gap,
+                abs(gaps[path]),
                 Parting(
                     ig.question,
                     step,
-                    a.get(path, (0, ""))[0],
-                    b.get(path, (0, ""))[0],
+                    node,
+                    a.get(path, (0, "", 0))[0],
+                    b.get(path, (0, "", 0))[0],
                     _answer(ig),
                     _answer(twin),
                 ),
@@ -114,8 +118,13 @@ def parting_markdown(traces_dir: Path = TRACES_DIR) -> str:
         if p.ig_answer == p.constant_answer
         else f"IG answers {md(p.ig_answer)}, the twin {md(p.constant_answer)}"
     )
+    why = (
+        "Inspect that node's IG lens to see why its reward drew the search there."
+        if p.ig_visits > p.constant_visits
+        else "The IG rewards drew the search elsewhere: inspect the siblings' IG lens."
+    )
     return (
         f"**See the reward change the search:** ask *{md(p.question)}* (an example: it replays at once), "
-        f"then run its twin. The IG run entered “{md(step)}” {p.ig_visits} time(s), the constant reward's "
-        f"{p.constant_visits}; {answers}. Inspect that node's IG lens to see why its reward drew the search there."
+        f"then run its twin. The IG run entered node {p.node}, “{md(step)}”, {p.ig_visits} time(s), the constant reward's "
+        f"{p.constant_visits}; {answers}. {why}"
     )
