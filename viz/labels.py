@@ -272,7 +272,9 @@ def step_labels(tree: Tree) -> dict[int, StepLabel]:
     found = {node.id: facets(node, names) for node in tree.nodes}
     out = {ROOT_ID: StepLabel("Q", "", "(question)")}
     for parent in tree.nodes:
-        kids = list(parent.children)
+        # A live tree grows in the search's thread while the page draws it: children added
+        # after `found` was taken wait for the next redraw.
+        kids = [k for k in parent.children if k in found]
         if not kids:
             continue
         details = _pick_details([found[k] for k in kids], labels)
