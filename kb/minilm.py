@@ -1,16 +1,21 @@
-"""all-MiniLM-L6-v2 sentence vectors from `transformers` alone, without sentence-transformers.
+"""all-MiniLM-L6-v2 sentence vectors from transformers' BertModel, without sentence-transformers.
 
 The relation ranker needs one thing from the packaged model: unit vectors of short
 texts. `sentence_transformers` gives them, but importing it pulls in scikit-learn and
-most of `transformers`' training stack: seconds of a demo question's first
-SearchGraphPatterns call, for a 6-layer encoder that loads in a fraction of that.
-`MiniLMEncoder` runs the same three steps the packaged pipeline (`modules.json`)
-names, with the same tokenizer, weights and batching: the BERT encoder, the mean of
-the token vectors under the attention mask, L2 normalisation. Texts are encoded
-longest first in batches, as sentence-transformers orders them, so a text meets the
-same neighbours and padding and gets the same floats.
+its own training stack on top of `transformers`: seconds of a demo question's first
+SearchGraphPatterns call, for a 6-layer encoder. `MiniLMEncoder` runs the steps
+sentence-transformers runs for the packaged pipeline (`modules.json`), with the same
+tokenizer, weights, batching and float operations, so the vectors are the same bits:
 
-It knows nothing of relations or ranking: texts in, vectors out.
+- texts sorted longest first by characters (`numpy.argsort` of minus the length, its
+  default sort), in batches, padded to the batch's longest, truncated at 256 tokens;
+- `BertModel`'s last hidden state, its mean over the attention mask;
+- L2 normalisation twice: the pipeline's Normalize module, then `encode`'s
+  `normalize_embeddings` (the second pass moves the last bit of some components).
+
+tests/unit/test_minilm.py checks the bits against sentence-transformers. The one module
+of `kb` that imports torch and transformers (lazily, when the ranker first loads); it
+knows nothing of relations or ranking: texts in, vectors out.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ class MiniLMEncoder:
 
         self._torch = torch
         self.tokenizer = BertTokenizerFast.from_pretrained(str(folder))
-        self.model = BertModel.from_pretrained(str(folder), dtype=torch.float32).eval()
+        self.model = BertModel.from_pretrained(str(folder)).eval()
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> Any:
         """Unit vectors (numpy float32, one row per text, in the order given)."""
@@ -41,8 +46,7 @@ class MiniLMEncoder:
         torch = self._torch
         if not texts:
             return np.zeros((0, DIMENSIONS), np.float32)
-        # Longest first (by characters, a stable sort), as sentence-transformers batches.
-        order = np.argsort([-len(t) for t in texts], kind="stable")
+        order = np.argsort([-len(t) for t in texts])
         out: list[Any] = []
         with torch.inference_mode():
             for start in range(0, len(texts), batch_size):
@@ -58,8 +62,7 @@ class MiniLMEncoder:
                 mask = features["attention_mask"].unsqueeze(-1).to(tokens.dtype)
                 summed = (tokens * mask).sum(dim=1, dtype=tokens.dtype)
                 mean = summed / torch.clamp(mask.sum(dim=1, dtype=tokens.dtype), min=1e-9)
-                out.append(torch.nn.functional.normalize(mean, p=2, dim=-1).numpy())
-        vectors = np.concatenate(out)
-        result = np.empty_like(vectors)
-        result[order] = vectors
-        return result.astype(np.float32)
+                once = torch.nn.functional.normalize(mean, p=2, dim=-1)
+                out.extend(torch.nn.functional.normalize(once, p=2, dim=1))
+        rows = [out[i] for i in np.argsort(order)]
+        return np.stack([r.numpy() for r in rows]).astype(np.float32)

@@ -2,7 +2,7 @@
 
 Every action of examples/traces/*.json is run again through a fresh `Toolbox` on the
 demo KB (the parse check's child started without waiting, the relation ranker on the
-`kb.minilm` encoder) and its observation compared, field by field, with the stored one:
+`kb.minilm` encoder, no vector read from a cache) and its observation compared, field by field, with the stored one:
 text, status, values, entities, patterns with their scores, types and the executed
 query. Then the limits that run beside those calls: the parse check's child, started
 in the background, still refuses what does not parse and is still stopped at its
@@ -21,6 +21,7 @@ from kb.actions import Action
 from kb.base import QueryRejected, QueryTimeout
 from kb.observation import Observation
 from kb.query_worker import WorkerPool
+from kb.relation_ranker import EmbeddingRanker
 from kb.tools import Toolbox
 from mcts.search.serialize import observation_from_dict
 
@@ -51,7 +52,8 @@ def test_the_shipped_traces_hold_every_tool() -> None:
 
 @pytest.fixture(scope="module")
 def toolbox(demo_kb) -> Toolbox:
-    return Toolbox(demo_kb)
+    # No disk cache: every relation vector is computed by this process's encoder.
+    return Toolbox(demo_kb, ranker=EmbeddingRanker(None))
 
 
 @pytest.mark.parametrize(("where", "action", "stored"), STEPS, ids=[s[0] for s in STEPS])
