@@ -7,7 +7,8 @@ nationality. Cleaned with the default rules, its history is the five steps' argu
 the list of names, about 40 segments (`mcts.search.history_segments`).
 
 Side by side in one process, interleaved `--repeats` times, on the bundled scorer model:
-- one scoring call of the node (`IGScorer.score` on its one history);
+- one scoring call of the node (`IGScorer.score` on its one history), before, between and
+  after the two below (the load of a shared machine drifts);
 - occlusion with the cache reuse (`mcts.agents.ig_probe.occlude`);
 - the naive way: `IGScorer.score` on every occluded text in one batch call.
 Prints the median times, occlusion / one call (goal from the issue: under 15), naive / one
@@ -26,6 +27,7 @@ import os
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from kb.actions import Action
 from mcts.search.cleaning import clean_history
@@ -59,6 +61,14 @@ def build_node() -> tuple[str, str]:
     return trace.question, clean_history(steps).text
 
 
+def one_call(scorer: Any, question: str, history: str, times: list[float]) -> Any:
+    """One scoring call of the node, timed into `times`; its score."""
+    start = time.perf_counter()
+    score = scorer.score(question, [history], alpha=ALPHA, beta=BETA)[0]
+    times.append(time.perf_counter() - start)
+    return score
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -86,19 +96,25 @@ def main() -> None:
     worst = 0.0
     model_tokens = 0
     for rep in range(args.repeats):
-        start = time.perf_counter()
-        base = scorer.score(question, [history], alpha=ALPHA, beta=BETA)[0]
-        times["one call"].append(time.perf_counter() - start)
+        # One call before, between and after the long runs: on a shared machine the load
+        # drifts, and the ratio should compare like with like.
+        base = one_call(scorer, question, history, times["one call"])
         start = time.perf_counter()
         occ = occlude(scorer, question, history, alpha=ALPHA, beta=BETA)
         times["occlusion"].append(time.perf_counter() - start)
         model_tokens = occ.model_tokens
+        one_call(scorer, question, history, times["one call"])
         start = time.perf_counter()
         naive = scorer.score(question, texts, alpha=ALPHA, beta=BETA)
         times["naive"].append(time.perf_counter() - start)
+        one_call(scorer, question, history, times["one call"])
         for effect, ref in zip(occ.effects, naive, strict=True):
             worst = max(worst, abs(effect.delta_r - (ref.reward - base.reward)))
-        print(f"repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
+        calls = ", ".join(f"{t:.2f}" for t in times["one call"][-3:])
+        print(
+            f"repeat {rep + 1}: one call {calls} s, occlusion {times['occlusion'][-1]:.2f} s, "
+            f"naive {times['naive'][-1]:.2f} s"
+        )
     one = statistics.median(times["one call"])
     occ_calls = statistics.median(times["occlusion"]) / one
     naive_calls = statistics.median(times["naive"]) / one
@@ -108,8 +124,9 @@ def main() -> None:
     )
     print(f"naive, one batch  {statistics.median(times['naive']):7.2f} s  x{naive_calls:5.2f} calls")
     print(f"occlusion / naive: {occ_calls / naive_calls:.2f}; goal: occlusion under 15 calls")
-    # Load-independent: the tokens occlusion ran, in lengths of the node (its floor in calls
-    # on a CPU, where time goes with tokens; the rest is the fixed cost of each pass).
+    # Load-independent: the tokens occlusion ran, in lengths of the node (passes that group
+    # neighbouring segments start at the earliest cut among them, so they run more tokens in
+    # fewer passes).
     print(f"tokens run by occlusion / tokens of the node: {model_tokens / tokens:.2f}")
     print(
         f"RESULT segments={len(segments)} occlusion_calls={occ_calls:.2f} naive_calls={naive_calls:.2f} "
