@@ -206,7 +206,10 @@ def _example_questions(page: Page) -> None:
         if not groups:
             continue
         count = sum(len(g.questions) for g in groups)
-        with gr.Accordion(f"{title}: all {count}, by kind", open=is_open, elem_id=f"examples-{kb}"):
+        with (
+            gr.Accordion(f"{title}: all {count}, by kind", open=is_open, elem_id=f"examples-{kb}"),
+            gr.Column(elem_classes=["examples-scroll"]),  # scrolls inside: the tree stays near the status
+        ):
             for group in groups:
                 gr.Examples(
                     [[q, kb] for q in group.questions],

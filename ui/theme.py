@@ -83,6 +83,9 @@ CSS = """
 #node-detail pre, #node-detail pre code, #answer pre, #answer pre code {
   white-space: pre-wrap !important; word-break: break-word; }
 #machine-note { font-size: 0.85rem; }
+/* The example picker (every example, by kind) scrolls inside its box, so that open after a run
+   it does not push the tree down the page. */
+.examples-scroll { max-height: 20rem; overflow-y: auto !important; flex-wrap: nowrap !important; }
 /* Tables: headers on one line (no "vo/te/s"), numbers never split a character per line. */
 #vote-table th, #vote-table th *, #node-table th, #node-table th * {
   white-space: nowrap !important; word-break: keep-all !important; overflow-wrap: normal !important; }

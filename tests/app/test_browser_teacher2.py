@@ -274,6 +274,10 @@ def test_the_picker_holds_every_example_by_kind_and_stays_open_after_a_run(app, 
     expect(page.locator("#question textarea")).to_have_value("How many times was John Lennon married?")
     run(page, INCEPTION, finished="Finished (cached run")
     expect(picker.get_by_text(FORREST)).to_be_visible()  # still open after the run
+    if size[0] >= 1000:  # side by side with the question: the open picker scrolls inside its box
+        page.wait_for_timeout(800)  # the smooth scroll to the status line
+        tree = page.locator("#tree-plot").bounding_box()
+        assert tree is not None and tree["y"] < size[1] - 200, f"the tree starts {tree} px down"
     wikidata = page.locator("#examples-demo-wikidata")
     wikidata.get_by_text("all 27, by kind").click()
     wikidata.get_by_text("Who was the 16th President of the United States?").click()
