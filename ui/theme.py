@@ -86,6 +86,7 @@ CSS = """
 /* The example picker (every example, by kind) scrolls inside its box, so that open after a run
    it does not push the tree down the page. */
 .examples-scroll { max-height: 20rem; overflow-y: auto !important; flex-wrap: nowrap !important; }
+.examples-scroll > * { flex: none !important; }  /* each group keeps its height; the box scrolls */
 /* Tables: headers on one line (no "vo/te/s"), numbers never split a character per line. */
 #vote-table th, #vote-table th *, #node-table th, #node-table th * {
   white-space: nowrap !important; word-break: keep-all !important; overflow-wrap: normal !important; }
