@@ -33,11 +33,21 @@ class MiniLMEncoder:
 
     def __init__(self, folder: Path) -> None:
         import torch
-        from transformers import BertModel, BertTokenizerFast
+        from safetensors.torch import load_file
+        from transformers import BertConfig, BertModel, BertTokenizerFast
+        from transformers.initialization import no_init_weights
 
         self._torch = torch
         self.tokenizer = BertTokenizerFast.from_pretrained(str(folder))
-        self.model = BertModel.from_pretrained(str(folder)).eval()
+        # Built from the config and the weights file directly: `from_pretrained` spends most
+        # of a second on checkpoint-conversion rules a plain BERT checkpoint never needs,
+        # and random initialisation would be overwritten at once.
+        with no_init_weights():
+            model = BertModel(BertConfig.from_json_file(str(folder / "config.json")))
+        keys = model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)
+        if keys.missing_keys:  # a weights file that does not fill the model: never run it half-random
+            raise OSError(f"{folder}: model.safetensors lacks {', '.join(keys.missing_keys[:3])}")
+        self.model = model.eval()
 
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> Any:
         """Unit vectors (numpy float32, one row per text, in the order given)."""
