@@ -24,6 +24,22 @@ GLOSSARY: dict[str, str] = {
         "a: the history's mean token loss (log PPL(H′)); q: the question's after the history; q0: the "
         "question's after the prompt alone; x: what goes into σ (the paper's x = m/(n+m)·(a − q))."
     ),
+    "m/(n+m) (IG lens)": (
+        "the question's share of the scored tokens (m question tokens, n of history and prompt): "
+        "a long history shrinks it, and with it how far x can move."
+    ),
+    "restatement": (
+        "a word or id part of the cleaned history that repeats a content word of the question "
+        "(ns:m.demo_inception restates Inception); the optional rule Mask restatements blanks them."
+    ),
+    "evidence (IG lens)": (
+        "each piece of the cleaned history removed in turn and the node re-scored: green pieces raised r, "
+        "red ones held it down; runs the scorer, never changes the tree."
+    ),
+    "what-if (IG lens)": (
+        "an edited cleaned history scored like the node (same scorer, prompt, variant): its r and its "
+        "rank among the siblings; never saved."
+    ),
     "N": "visits: how many rounds' selections passed through the node.",
     "W/N": "the node's mean value: the rewards backed up through it (each r times its depth decay) over its visits N.",
     "decay": "the weight of a backed-up reward by depth: 1 down to the expected depth, then 0.1 less per level.",
