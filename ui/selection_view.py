@@ -86,7 +86,7 @@ def _draw(session: Session, tree: Tree, node_id: int, step: SelectionStep) -> di
     except ValueError as exc:  # a tree whose ids are not in creation order (a hand-made trace)
         return {"sel_plot": gr.update(value=None, visible=False), "sel_note": f"*{exc}*"}
     names = step_labels(tree)  # the tool and what tells the siblings apart (as the tree names them)
-    labels = {r.node_id: _short(names[r.node_id].text) for r in at.siblings}
+    labels = {r.node_id: _short(names[r.node_id].text) for r in at.siblings if r.node_id in names}
     return {
         "sel_plot": gr.update(value=selection_figure(at, node_id, labels), visible=True),
         "sel_note": selection_caption(at, node_id),

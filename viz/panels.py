@@ -153,6 +153,8 @@ def node_table(tree: Tree, c: float, true_values: Mapping[int, float] | None = N
     at = NODE_TABLE_HEADERS.index("r") + 1
     names = step_labels(tree)  # "SPARQL place_of_birth": what sets a node apart from its siblings
     for node in tree.nodes:
+        if node.id not in names:  # added by the live search after the labels were taken: next redraw
+            continue
         row = [
             node.id,
             node.parent if node.parent >= 0 else None,
@@ -180,6 +182,8 @@ def node_choices(tree: Tree) -> list[tuple[str, int]]:
     out = []
     names = step_labels(tree)
     for node in tree.nodes:
+        if node.id not in names:  # added by the live search after the labels were taken: next redraw
+            continue
         reward = f" · r={node.reward:.2f}" if node.reward is not None else ""
         name = names[node.id].text if node.id != ROOT_ID else "(question)"
         out.append((f"{node.id} · d{node.depth} · {name}{reward}", node.id))
